@@ -1,0 +1,1 @@
+process.stdout.write('demo: not built yet\n');

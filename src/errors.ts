@@ -1,0 +1,95 @@
+/**
+ * The one error hierarchy. Callers branch on `code`, never on message text; every code has an entry in
+ * docs/errors.md. Errors never carry headers, query strings, bodies or API keys.
+ */
+export type ErrorCode =
+  | 'US_USAGE'
+  | 'US_CONFIG'
+  | 'US_AUTH'
+  | 'US_UPSTREAM'
+  | 'US_UPSTREAM_UNAVAILABLE'
+  | 'US_RATE_LIMITED'
+  | 'US_BAD_RESPONSE'
+  | 'US_NOT_FOUND'
+  | 'US_VALIDATION'
+  | 'US_STORE'
+  | 'US_READ_ONLY'
+  | 'US_REDIS'
+  | 'US_ABORTED';
+
+export class UnderstudyError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** Bad command-line usage: an unknown flag, a missing argument. */
+export class UsageError extends UnderstudyError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('US_USAGE', message, options);
+  }
+}
+
+/** Invalid configuration; the message names the failing field path. */
+export class ConfigError extends UnderstudyError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('US_CONFIG', message, options);
+  }
+}
+
+const codeForStatus = (status: number): ErrorCode => {
+  if (status === 401 || status === 403) return 'US_AUTH';
+  if (status === 429) return 'US_RATE_LIMITED';
+  if (status === 404) return 'US_NOT_FOUND';
+  if (status === 408 || status === 425 || status >= 500) return 'US_UPSTREAM_UNAVAILABLE';
+  return 'US_UPSTREAM';
+};
+
+/**
+ * An HTTP answer the client could not use. `route` is the route template
+ * (`/partners/{version}/{tenant}/series/{id}`), never a URL with a query string.
+ * `status` is 0 when no answer came (network error, timeout).
+ */
+export class UpstreamError extends UnderstudyError {
+  constructor(
+    readonly method: string,
+    readonly route: string,
+    readonly status: number,
+    readonly upstreamMessage?: string,
+    options?: ErrorOptions & { code?: ErrorCode; retryAfterMs?: number },
+  ) {
+    const detail = upstreamMessage ? `: ${upstreamMessage}` : '';
+    super(
+      options?.code ?? (status === 0 ? 'US_UPSTREAM_UNAVAILABLE' : codeForStatus(status)),
+      `${method} ${route} -> ${status === 0 ? 'no response' : status}${detail}`,
+      options,
+    );
+    this.retryAfterMs = options?.retryAfterMs;
+  }
+  readonly retryAfterMs: number | undefined;
+}
+
+/** The upstream answered 2xx with a body that does not parse or does not have the expected shape. */
+export class BadResponseError extends UnderstudyError {
+  constructor(
+    readonly method: string,
+    readonly route: string,
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super('US_BAD_RESPONSE', `${method} ${route}: ${message}`, options);
+  }
+}
+
+export const isUnderstudyError = (err: unknown): err is UnderstudyError => err instanceof UnderstudyError;
+
+/** One line, safe to print: the message of an UnderstudyError, or a generic description otherwise. */
+export const describeError = (err: unknown): string => {
+  if (err instanceof Error) return err.message.split('\n')[0] ?? err.name;
+  return String(err);
+};

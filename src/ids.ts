@@ -1,0 +1,15 @@
+declare const brand: unique symbol;
+export type Brand<T, B extends string> = T & { readonly [brand]: B };
+
+export type TenantSlug = Brand<string, 'TenantSlug'>;
+/** A record id as a string; upstreams may send numbers, which are normalised with `recordId`. */
+export type RecordId = Brand<string, 'RecordId'>;
+
+export const tenantSlug = (s: string): TenantSlug => s as TenantSlug;
+export const recordId = (v: string | number): RecordId => String(v) as RecordId;
+
+export type JsonPrimitive = string | number | boolean | null;
+export type JsonValue = JsonPrimitive | JsonValue[] | { [key: string]: JsonValue };
+export type JsonObject = { [key: string]: JsonValue };
+
+export const isJsonObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -1,0 +1,92 @@
+import type { JsonObject, RecordId, TenantSlug } from '../ids.js';
+import type { BulkKind, CollectionSlug } from './collections.js';
+
+/** A record as the upstream sent it. `id` may be a string or a number, and media may have none. */
+export type UpstreamDoc = JsonObject;
+
+/** Payload-style `where`: `{ field: { op: value } }`, with nested `and` / `or` arrays. */
+export type Where = JsonObject;
+
+/** Options common to every read of one record or a list. */
+export interface ReadQuery {
+  readonly depth?: number;
+  readonly draft?: boolean;
+  readonly locale?: string;
+  readonly fallbackLocale?: string;
+  readonly select?: JsonObject;
+  readonly populate?: JsonObject;
+  readonly joins?: JsonObject;
+}
+
+export interface ListQuery extends ReadQuery {
+  readonly collection: CollectionSlug;
+  readonly limit: number;
+  readonly page?: number;
+  readonly sort?: string;
+  readonly where?: Where;
+}
+
+/** The list envelope after validation: every field the spec names, normalised to numbers and booleans. */
+export interface ListPage {
+  readonly docs: UpstreamDoc[];
+  readonly totalDocs: number;
+  /** The page size the upstream says it applied (it may clamp what was asked for). */
+  readonly limit: number;
+  readonly totalPages: number;
+  readonly page: number;
+  readonly pagingCounter: number;
+  readonly hasPrevPage: boolean;
+  readonly hasNextPage: boolean;
+  readonly prevPage: number | null;
+  readonly nextPage: number | null;
+}
+
+export interface ThemeSettingsSchema extends JsonObject {}
+
+/** Per-call options: cancellation and a hook counting every request attempt sent (retries included). */
+export interface CallOptions {
+  readonly signal: AbortSignal;
+  readonly onAttempt?: () => void;
+}
+
+export type WriteMethod = 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** The result of a bulk write, as the spec's response body. */
+export interface BulkResult extends JsonObject {}
+
+/**
+ * The Content Partners API as seen by one tenant with one key. Implementations enforce the rate budget,
+ * retry what is retryable and throw `UpstreamError` / `BadResponseError` for the rest.
+ */
+export interface PartnersClient {
+  readonly tenant: TenantSlug;
+  /** Fetches one page of a list route. */
+  listPage(q: ListQuery, opts: CallOptions): Promise<ListPage>;
+  /** Fetches one record by id; throws `UpstreamError` with status 404 when it does not exist. */
+  getById(collection: CollectionSlug, id: RecordId, q: ReadQuery, opts: CallOptions): Promise<UpstreamDoc>;
+  /** Fetches the theme-settings schema of a collection. */
+  themeSettingsSchema(collection: CollectionSlug, opts: CallOptions): Promise<ThemeSettingsSchema>;
+  /** Fetches the version's OpenAPI description (a public route: no key is sent). */
+  openapi(opts: CallOptions): Promise<JsonObject>;
+  /** Creates a record and returns it as stored (unwrapping a `{doc, message}` answer). */
+  create(collection: CollectionSlug, body: JsonObject, q: ReadQuery, opts: CallOptions): Promise<UpstreamDoc>;
+  /** Partially updates a record with PUT or PATCH and returns it as stored. */
+  update(
+    collection: CollectionSlug,
+    id: RecordId,
+    method: 'PUT' | 'PATCH',
+    body: JsonObject,
+    q: ReadQuery,
+    opts: CallOptions,
+  ): Promise<UpstreamDoc>;
+  /** Deletes a record and returns what was deleted. */
+  delete(collection: CollectionSlug, id: RecordId, opts: CallOptions): Promise<UpstreamDoc>;
+  /** Runs a bulk set/unset and returns the per-record results. */
+  bulk(
+    collection: CollectionSlug,
+    kind: BulkKind,
+    body: JsonObject,
+    q: { readonly draft?: boolean },
+    opts: CallOptions,
+  ): Promise<BulkResult>;
+}

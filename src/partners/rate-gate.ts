@@ -1,0 +1,24 @@
+/** Reads and writes are budgeted apart. */
+export type RequestKind = 'read' | 'write';
+
+export interface RateBudget {
+  readonly reads: number;
+  readonly writes: number;
+  readonly windowMs: number;
+}
+
+export const DEFAULT_BUDGET: RateBudget = { reads: 100, writes: 20, windowMs: 60_000 };
+
+/**
+ * The per-API-key request budget. One gate guards one key; every process using the key must share it
+ * (in memory for one process, in Redis for many). It never lets more than the budget through in any
+ * rolling window and never busy-waits.
+ */
+export interface RateGate {
+  /** Resolves when one request of `kind` may be sent now, having counted it; returns the milliseconds waited. */
+  acquire(kind: RequestKind, opts: { readonly signal: AbortSignal }): Promise<number>;
+  /** Holds every request of this key (both kinds) until `ms` from now, e.g. after a 429's Retry-After. */
+  pause(ms: number): Promise<void>;
+  /** Releases timers and connections. */
+  close(): Promise<void>;
+}
