@@ -91,6 +91,8 @@ export interface Store {
   markDeleted(key: SyncKey, id: string, now: string): Promise<boolean>;
   /** Ids of live rows of a collection (for following references). */
   liveIds(key: SyncKey): Promise<Set<string>>;
+  /** Calls `fn` with each live row's doc (parsed JSON), streaming rather than loading the table at once. */
+  scanDocs(key: SyncKey, fn: (doc: UpstreamDoc) => void): Promise<void>;
   /** Stores a theme-settings schema document. */
   saveThemeSchema(tenant: TenantSlug, collection: CollectionSlug, schema: UpstreamDoc, now: string): Promise<void>;
   /** Reads a stored theme-settings schema, or null. */
