@@ -51,6 +51,12 @@ const codeForStatus = (status: number): ErrorCode => {
 };
 
 /**
+ * Whether a request reached the upstream: `answered` (a status came back), `unknown` (it went out and no
+ * answer came: a write may or may not have been applied), `not-sent` (refused before sending, e.g. ECONNREFUSED).
+ */
+export type UpstreamOutcome = 'answered' | 'unknown' | 'not-sent';
+
+/**
  * An HTTP answer the client could not use. `route` is the route template
  * (`/partners/{version}/{tenant}/series/{id}`), never a URL with a query string.
  * `status` is 0 when no answer came (network error, timeout).
@@ -61,7 +67,7 @@ export class UpstreamError extends UnderstudyError {
     readonly route: string,
     readonly status: number,
     readonly upstreamMessage?: string,
-    options?: ErrorOptions & { code?: ErrorCode; retryAfterMs?: number },
+    options?: ErrorOptions & { code?: ErrorCode; retryAfterMs?: number; outcome?: UpstreamOutcome },
   ) {
     const detail = upstreamMessage ? `: ${upstreamMessage}` : '';
     super(
@@ -70,8 +76,11 @@ export class UpstreamError extends UnderstudyError {
       options,
     );
     this.retryAfterMs = options?.retryAfterMs;
+    this.outcome = options?.outcome ?? (status === 0 ? 'unknown' : 'answered');
   }
   readonly retryAfterMs: number | undefined;
+  /** Did the request reach the upstream? Defaults to `answered` with a status, `unknown` with status 0. */
+  readonly outcome: UpstreamOutcome;
 }
 
 /** The upstream answered 2xx with a body that does not parse or does not have the expected shape. */
@@ -84,6 +93,8 @@ export class BadResponseError extends UnderstudyError {
   ) {
     super('US_BAD_RESPONSE', `${method} ${route}: ${message}`, options);
   }
+  /** The upstream answered (2xx), so a write it carried was most likely applied. */
+  readonly outcome: UpstreamOutcome = 'answered';
 }
 
 export const isUnderstudyError = (err: unknown): err is UnderstudyError => err instanceof UnderstudyError;

@@ -24,6 +24,8 @@ export interface ListQuery extends ReadQuery {
   readonly page?: number;
   readonly sort?: string;
   readonly where?: Where;
+  /** `false` asks for every matching record in one answer (metadata may then be absent). Default `true`. */
+  readonly pagination?: boolean;
 }
 
 /** The list envelope after validation: every field the spec names, normalised to numbers and booleans. */
