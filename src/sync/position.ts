@@ -1,0 +1,54 @@
+import { BadResponseError } from '../errors.js';
+import type { CollectionSlug } from '../partners/collections.js';
+import type { UpstreamDoc, Where } from '../partners/partners-client.js';
+import type { Position } from '../store/store.js';
+
+/** The field that breaks updatedAt ties in sync order: `id`, or `filename` for media, which carry no id. */
+export const keyFieldFor = (c: CollectionSlug): string => (c === 'media' ? 'filename' : 'id');
+
+/** Where a record sits in (updatedAt, key) order; throws when the upstream sent a record without them. */
+export function positionOf(doc: UpstreamDoc, keyField: string, route: string): Position {
+  const updatedAt = doc.updatedAt;
+  const key = doc[keyField];
+  if (typeof updatedAt !== 'string' || Number.isNaN(Date.parse(updatedAt))) {
+    throw new BadResponseError('GET', route, 'a record has no valid updatedAt');
+  }
+  if (typeof key !== 'string' && typeof key !== 'number') {
+    throw new BadResponseError('GET', route, `a record has no ${keyField}`);
+  }
+  return { updatedAt, id: String(key) };
+}
+
+const compareIds = (a: string, b: string): number => {
+  if (/^\d+$/.test(a) && /^\d+$/.test(b)) return Math.sign(Number(a) - Number(b));
+  return a < b ? -1 : a > b ? 1 : 0;
+};
+
+/** Orders positions as the upstream sorts `updatedAt,id`: instants first, then ids (numerically when both are). */
+export function comparePositions(a: Position, b: Position): number {
+  const t = Date.parse(a.updatedAt) - Date.parse(b.updatedAt);
+  return t !== 0 ? Math.sign(t) : compareIds(a.id, b.id);
+}
+
+export const laterOf = (a: Position | null, b: Position | null): Position | null => {
+  if (!a) return b;
+  if (!b) return a;
+  return comparePositions(a, b) >= 0 ? a : b;
+};
+
+/**
+ * Records strictly after `after` in (updatedAt, key) order. Keyset paging rather than page numbers: records edited,
+ * created or deleted mid-sync cannot shift later records across a page boundary, and ties on updatedAt are split by key.
+ */
+export const afterWhere = (after: Position, keyField: string): Where => ({
+  or: [
+    { updatedAt: { greater_than: after.updatedAt } },
+    { and: [{ updatedAt: { equals: after.updatedAt } }, { [keyField]: { greater_than: after.id } }] },
+  ],
+});
+
+/** Records at or after `since` (an incremental run's first page, which re-reads a small overlap window). */
+export const sinceWhere = (since: string): Where => ({ updatedAt: { greater_than_equal: since } });
+
+/** A cursor for a collection that was empty when fully synced: every real record sorts after it. */
+export const EPOCH: Position = { updatedAt: '1970-01-01T00:00:00.000Z', id: '' };

@@ -1,0 +1,373 @@
+import { randomUUID } from 'node:crypto';
+import { describeError, UnderstudyError, UpstreamError } from '../errors.js';
+import { type RecordId, recordId, type TenantSlug } from '../ids.js';
+import type { Logger } from '../log.js';
+import { type CollectionSlug, THEME_SCHEMA_COLLECTIONS, VERSIONED } from '../partners/collections.js';
+import { hasMore } from '../partners/list-envelope.js';
+import type { CallOptions, ListQuery, PartnersClient, ReadQuery, UpstreamDoc } from '../partners/partners-client.js';
+import { type Position, PUBLISHED, type Store, type SyncKey, type SyncState, type Variant } from '../store/store.js';
+import type { ReadRoutes } from './discover-routes.js';
+import { afterWhere, EPOCH, keyFieldFor, laterOf, positionOf, sinceWhere } from './position.js';
+import { edgesTo, populatedDocs, refId, refValues } from './references.js';
+
+export type SyncMode = 'full' | 'incremental';
+
+export interface SyncDeps {
+  readonly client: PartnersClient;
+  readonly store: Store;
+  readonly log: Logger;
+  readonly now?: () => Date;
+  /** Page size asked for; the upstream may clamp it, and sync follows what it reports. Default 1000. */
+  readonly pageSize?: number;
+  /** How far before the cursor an incremental run starts re-reading, for late-committed upstream writes. Default 1000. */
+  readonly overlapMs?: number;
+  /** Aborted when the process should stop gracefully: the page in flight is committed, then sync stops. */
+  readonly stop?: AbortSignal;
+  /** Called after each committed page (progress display, metrics). */
+  readonly onProgress?: (p: { collection: CollectionSlug; pages: number; fetched: number }) => void;
+}
+
+export interface TenantTarget {
+  readonly slug: TenantSlug;
+  readonly collections?: readonly CollectionSlug[];
+  readonly drafts?: boolean;
+  readonly locales?: readonly string[];
+}
+
+export interface CollectionReport {
+  name: CollectionSlug;
+  fetched: number;
+  inserted: number;
+  updated: number;
+  unchanged: number;
+  deleted: number;
+  requests: number;
+  ms: number;
+  skipped?: string;
+  error?: string;
+  /** The error code behind `error`, for exit-code mapping; not part of the JSON contract. */
+  errorCode?: string;
+}
+
+interface VariantSpec {
+  readonly variant: Variant;
+  readonly query: ReadQuery;
+}
+
+/** The copies of a collection a tenant mirrors: published always; drafts and extra locales when configured. */
+export function variantsFor(target: TenantTarget, c: CollectionSlug): VariantSpec[] {
+  const drafts = target.drafts === true && VERSIONED.has(c);
+  const out: VariantSpec[] = [{ variant: PUBLISHED, query: {} }];
+  if (drafts) out.push({ variant: 'draft', query: { draft: true } });
+  for (const locale of target.locales ?? []) {
+    out.push({ variant: `locale:${locale}`, query: { locale } });
+    if (drafts) out.push({ variant: `draft+locale:${locale}`, query: { draft: true, locale } });
+  }
+  return out;
+}
+
+const DEFAULT_PAGE_SIZE = 1000;
+
+class Run {
+  readonly report: CollectionReport;
+  pages = 0;
+  constructor(
+    readonly deps: SyncDeps,
+    readonly tenant: TenantSlug,
+    readonly collection: CollectionSlug,
+    readonly signal: AbortSignal,
+  ) {
+    this.report = {
+      name: collection,
+      fetched: 0,
+      inserted: 0,
+      updated: 0,
+      unchanged: 0,
+      deleted: 0,
+      requests: 0,
+      ms: 0,
+    };
+  }
+  get opts(): CallOptions {
+    return {
+      signal: this.signal,
+      onAttempt: () => {
+        this.report.requests++;
+      },
+    };
+  }
+  now(): string {
+    return (this.deps.now?.() ?? new Date()).toISOString();
+  }
+  key(variant: Variant): SyncKey {
+    return { tenant: this.tenant, collection: this.collection, variant };
+  }
+  counted(c: { inserted: number; updated: number; unchanged: number }, fetched: number): void {
+    this.report.inserted += c.inserted;
+    this.report.updated += c.updated;
+    this.report.unchanged += c.unchanged;
+    this.report.fetched += fetched;
+    this.pages++;
+    this.deps.onProgress?.({ collection: this.collection, pages: this.pages, fetched: this.report.fetched });
+  }
+  /** Throws between pages once a graceful stop was asked for: everything committed so far stays committed. */
+  checkStop(): void {
+    if (this.deps.stop?.aborted || this.signal.aborted) {
+      throw new UnderstudyError('US_ABORTED', `sync of ${this.collection} stopped after ${this.pages} pages`);
+    }
+  }
+  route(suffix = ''): string {
+    return `/partners/{version}/{tenant}/${this.collection}${suffix}`;
+  }
+}
+
+/** Pages through a list route in (updatedAt, key) order, committing each page with its checkpoint. */
+async function syncListed(run: Run, spec: VariantSpec, mode: SyncMode): Promise<void> {
+  const { store, log } = run.deps;
+  const key = run.key(spec.variant);
+  const keyField = keyFieldFor(run.collection);
+  const limit = run.deps.pageSize ?? DEFAULT_PAGE_SIZE;
+  let state = await store.getSyncState(key);
+  const full = mode === 'full' || state.cursor === null || state.full !== null;
+  let runId: string | null = null;
+  let after: Position | null;
+  let where: ListQuery['where'];
+  if (full) {
+    runId = state.full?.runId ?? randomUUID();
+    after = state.full?.after ?? null;
+    if (!state.full) {
+      state = { ...state, full: { runId, after: null } };
+      await store.saveSyncState(key, state);
+    }
+    where = after ? afterWhere(after, keyField) : undefined;
+  } else {
+    after = null;
+    const overlap = run.deps.overlapMs ?? 1000;
+    const cursor = state.cursor ?? EPOCH;
+    where = sinceWhere(new Date(Math.max(0, Date.parse(cursor.updatedAt) - overlap)).toISOString());
+  }
+  log.debug({ collection: run.collection, variant: spec.variant, full, resumeFrom: after }, 'sync pass starting');
+  for (;;) {
+    run.checkStop();
+    const q: ListQuery = {
+      ...spec.query,
+      collection: run.collection,
+      limit,
+      page: 1,
+      sort: `updatedAt,${keyField}`,
+      depth: 0,
+      ...(where ? { where } : {}),
+    };
+    const page = await run.deps.client.listPage(q, run.opts);
+    const docs = page.docs;
+    if (docs.length > 0) {
+      const positions = docs.map((d) => positionOf(d, keyField, run.route()));
+      const last = positions.reduce<Position | null>((a, b) => laterOf(a, b), null) as Position;
+      after = last;
+      state = full
+        ? { ...state, full: { runId: runId as string, after: last } }
+        : { ...state, cursor: laterOf(state.cursor, last) };
+      const counts = await store.applyPage(key, docs, state, runId ?? undefined);
+      run.counted(counts, docs.length);
+      log.debug({ collection: run.collection, variant: spec.variant, docs: docs.length, ...counts }, 'page committed');
+    }
+    if (docs.length === 0 || !hasMore(page, limit) || !after) break;
+    where = afterWhere(after, keyField);
+  }
+  const done: SyncState = {
+    ...state,
+    cursor: laterOf(state.cursor, after) ?? EPOCH,
+    full: null,
+    incremental: null,
+    lastSuccessAt: run.now(),
+    lastError: null,
+  };
+  if (full && runId) run.report.deleted += await store.completeFull(key, runId, done, run.now());
+  else await store.saveSyncState(key, done);
+}
+
+/** Ids of `collection` that mirrored records of other collections point at. */
+async function referencedIds(run: Run): Promise<Set<string>> {
+  const ids = new Set<string>();
+  for (const edge of edgesTo(run.collection)) {
+    await run.deps.store.scanDocs({ tenant: run.tenant, collection: edge.from, variant: PUBLISHED }, (doc) => {
+      for (const v of refValues(doc, edge)) {
+        const id = refId(v);
+        if (id !== null) ids.add(id);
+      }
+    });
+  }
+  return ids;
+}
+
+/** Fetches by id every record other collections reference (in incremental mode, only those not yet mirrored). */
+async function syncByReference(run: Run, spec: VariantSpec, mode: SyncMode): Promise<void> {
+  const { store, client } = run.deps;
+  const key = run.key(spec.variant);
+  const state = await store.getSyncState(key);
+  const full = mode === 'full' || state.cursor === null;
+  let ids = await referencedIds(run);
+  if (!full) {
+    const live = await store.liveIds(key);
+    ids = new Set([...ids].filter((id) => !live.has(id)));
+  }
+  const runId = state.full?.runId ?? randomUUID();
+  const running: SyncState = { ...state, full: full ? { runId, after: null } : null };
+  for (const id of ids) {
+    run.checkStop();
+    let doc: UpstreamDoc;
+    try {
+      doc = await client.getById(run.collection, recordId(id) as RecordId, { ...spec.query, depth: 0 }, run.opts);
+    } catch (err) {
+      if (err instanceof UpstreamError && err.status === 404) continue; // referenced but gone: not mirrored
+      throw err;
+    }
+    run.counted(await store.applyPage(key, [doc], running, full ? runId : undefined), 1);
+  }
+  const done: SyncState = {
+    ...running,
+    cursor: running.cursor ?? EPOCH,
+    full: null,
+    lastSuccessAt: run.now(),
+    lastError: null,
+  };
+  if (full) run.report.deleted += await store.completeFull(key, runId, done, run.now());
+  else await store.saveSyncState(key, done);
+}
+
+/**
+ * Takes records populated inside a listable collection that references them (depth=1), for collections with
+ * neither a list nor a get route. Incremental runs do this only while the mirror holds none of them yet:
+ * an edit to an embedded record does not change its parent's updatedAt, so only a full run sees it.
+ */
+async function syncEmbedded(run: Run, spec: VariantSpec, mode: SyncMode, from: CollectionSlug): Promise<void> {
+  const { store, client } = run.deps;
+  const key = run.key(spec.variant);
+  const state = await store.getSyncState(key);
+  if (mode === 'incremental' && state.cursor !== null && (await store.liveIds(key)).size > 0) return;
+  const edges = edgesTo(run.collection).filter((e) => e.from === from);
+  const limit = run.deps.pageSize ?? DEFAULT_PAGE_SIZE;
+  const runId = randomUUID();
+  const running: SyncState = { ...state, full: { runId, after: null } };
+  const select = Object.fromEntries(edges.map((e) => [e.path[0] as string, true]));
+  for (let pageNo = 1; ; pageNo++) {
+    run.checkStop();
+    const page = await client.listPage(
+      { ...spec.query, collection: from, limit, page: pageNo, sort: 'id', depth: 1, select },
+      run.opts,
+    );
+    const found = new Map<string, UpstreamDoc>();
+    for (const doc of page.docs)
+      for (const edge of edges) for (const d of populatedDocs(doc, edge)) found.set(refId(d) as string, d);
+    if (found.size > 0) run.counted(await store.applyPage(key, [...found.values()], running, runId), found.size);
+    if (page.docs.length === 0 || !hasMore(page, limit)) break;
+  }
+  const done: SyncState = {
+    ...running,
+    cursor: state.cursor ?? EPOCH,
+    full: null,
+    lastSuccessAt: run.now(),
+    lastError: null,
+  };
+  run.report.deleted += await store.completeFull(key, runId, done, run.now());
+}
+
+/** Mirrors a collection's theme-settings schema when the upstream serves one. */
+async function syncThemeSchema(run: Run): Promise<void> {
+  if (!THEME_SCHEMA_COLLECTIONS.includes(run.collection)) return;
+  try {
+    const schema = await run.deps.client.themeSettingsSchema(run.collection, run.opts);
+    await run.deps.store.saveThemeSchema(run.tenant, run.collection, schema, run.now());
+  } catch (err) {
+    if (err instanceof UnderstudyError && (err.code === 'US_AUTH' || err.code === 'US_ABORTED')) throw err;
+    run.deps.log.warn({ collection: run.collection, err: describeError(err) }, 'theme-settings schema not mirrored');
+  }
+}
+
+/** How a collection can be reached, or why it cannot. */
+export type Reach =
+  | { readonly how: 'list' }
+  | { readonly how: 'get' }
+  | { readonly how: 'embedded'; readonly from: CollectionSlug }
+  | { readonly how: 'none'; readonly reason: string };
+
+export function reachOf(c: CollectionSlug, routes: ReadRoutes): Reach {
+  if (routes.list.has(c)) return { how: 'list' };
+  const edges = edgesTo(c);
+  if (routes.get.has(c) && edges.length > 0) return { how: 'get' };
+  const from = edges.find((e) => routes.list.has(e.from));
+  if (from) return { how: 'embedded', from: from.from };
+  const why = routes.get.has(c)
+    ? 'no list route, and no mirrored collection references it'
+    : 'no list or get route, and no listable collection embeds it';
+  return { how: 'none', reason: why };
+}
+
+/**
+ * Mirrors one collection of one tenant (every configured variant). Commits page by page, so an interrupted run
+ * resumes where it stopped. Throws for a refused key or an abort; other failures land in the report's `error`.
+ */
+export async function syncCollection(
+  deps: SyncDeps,
+  target: TenantTarget,
+  collection: CollectionSlug,
+  mode: SyncMode,
+  routes: ReadRoutes,
+  signal: AbortSignal,
+): Promise<CollectionReport> {
+  const started = Date.now();
+  const run = new Run(deps, target.slug, collection, signal);
+  const log = deps.log.child({ tenant: target.slug, collection });
+  const reach = reachOf(collection, routes);
+  const startedAt = run.now();
+  let failure: unknown = null;
+  if (reach.how === 'none') {
+    run.report.skipped = reach.reason;
+  } else {
+    try {
+      for (const spec of variantsFor(target, collection)) {
+        if (reach.how === 'list') await syncListed(run, spec, mode);
+        else if (reach.how === 'get') await syncByReference(run, spec, mode);
+        else await syncEmbedded(run, spec, mode, reach.from);
+      }
+      await syncThemeSchema(run);
+    } catch (err) {
+      failure = err;
+    }
+  }
+  run.report.ms = Date.now() - started;
+  const code = failure instanceof UnderstudyError ? failure.code : failure ? 'US_INTERNAL' : null;
+  if (failure) {
+    run.report.error = describeError(failure);
+    if (code) run.report.errorCode = code;
+    const key = run.key(PUBLISHED);
+    const state = await deps.store.getSyncState(key);
+    await deps.store.saveSyncState(key, { ...state, lastError: run.report.error });
+  }
+  await deps.store.recordRun({
+    runId: randomUUID(),
+    tenant: target.slug,
+    collection,
+    variant: variantsFor(target, collection)
+      .map((v) => v.variant)
+      .join(','),
+    mode,
+    startedAt,
+    finishedAt: run.now(),
+    status: failure ? 'failed' : reach.how === 'none' ? 'skipped' : 'ok',
+    fetched: run.report.fetched,
+    inserted: run.report.inserted,
+    updated: run.report.updated,
+    unchanged: run.report.unchanged,
+    deleted: run.report.deleted,
+    requests: run.report.requests,
+    ms: run.report.ms,
+    error: run.report.error ?? run.report.skipped ?? null,
+  });
+  const { errorCode: _omit, ...outcome } = run.report;
+  if (failure) log.error({ ...outcome, code }, 'sync failed');
+  else log.info(outcome, reach.how === 'none' ? 'sync skipped' : 'sync finished');
+  if (failure instanceof UnderstudyError && (failure.code === 'US_AUTH' || failure.code === 'US_ABORTED'))
+    throw failure;
+  return run.report;
+}

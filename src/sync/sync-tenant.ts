@@ -1,0 +1,51 @@
+import { UnderstudyError } from '../errors.js';
+import { COLLECTIONS, type CollectionSlug } from '../partners/collections.js';
+import { discoverRoutes, type ReadRoutes } from './discover-routes.js';
+import {
+  type CollectionReport,
+  reachOf,
+  type SyncDeps,
+  type SyncMode,
+  syncCollection,
+  type TenantTarget,
+} from './sync-collection.js';
+
+export interface TenantReport {
+  slug: string;
+  collections: CollectionReport[];
+}
+
+const REACH_ORDER = { list: 0, get: 1, embedded: 2, none: 3 } as const;
+
+/**
+ * The order collections sync in: listable ones first, since collections reached by reference need the
+ * mirrored records that point at them; then those fetched by id; then those taken populated from others.
+ */
+export function syncOrder(collections: readonly CollectionSlug[], routes: ReadRoutes): CollectionSlug[] {
+  return [...collections].sort((a, b) => REACH_ORDER[reachOf(a, routes).how] - REACH_ORDER[reachOf(b, routes).how]);
+}
+
+/**
+ * Mirrors every configured collection of one tenant. A refused key (US_AUTH) or an abort stops the whole run and
+ * is thrown; any other failure is reported on its collection and the rest carry on.
+ */
+export async function syncTenant(
+  deps: SyncDeps,
+  target: TenantTarget,
+  mode: SyncMode,
+  signal: AbortSignal,
+  known?: ReadRoutes,
+): Promise<TenantReport> {
+  const log = deps.log.child({ tenant: target.slug });
+  const routes = known ?? (await discoverRoutes(deps.client, { signal }));
+  log.debug({ source: routes.source, list: [...routes.list], get: [...routes.get] }, 'routes discovered');
+  const wanted = target.collections && target.collections.length > 0 ? target.collections : COLLECTIONS;
+  const report: TenantReport = { slug: target.slug, collections: [] };
+  for (const c of syncOrder(wanted, routes)) {
+    if (signal.aborted || deps.stop?.aborted) throw new UnderstudyError('US_ABORTED', 'sync stopped');
+    report.collections.push(await syncCollection(deps, target, c, mode, routes, signal));
+  }
+  // Report in the order the user knows them, not the order they ran in.
+  report.collections.sort((a, b) => wanted.indexOf(a.name) - wanted.indexOf(b.name));
+  return report;
+}
