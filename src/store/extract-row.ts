@@ -1,0 +1,74 @@
+import { isJsonObject, type JsonValue, recordId } from '../ids.js';
+import type { CollectionSlug } from '../partners/collections.js';
+import type { UpstreamDoc } from '../partners/partners-client.js';
+import type { TypedColumn } from './columns.js';
+
+/** A value SQLite binds as is. */
+export type SqlValue = string | number | null;
+
+/**
+ * The key a record is stored under: its `id` (numbers normalised to strings), or for media, which the spec shows
+ * without an id, its `filename`. Null when the record has neither.
+ */
+export function docKey(collection: CollectionSlug, doc: UpstreamDoc): string | null {
+  const id = doc.id;
+  if (typeof id === 'string' && id !== '') return id;
+  if (typeof id === 'number' && Number.isFinite(id)) return recordId(id);
+  if (collection === 'media') {
+    const filename = doc.filename;
+    if (typeof filename === 'string' && filename !== '') return filename;
+  }
+  return null;
+}
+
+/**
+ * An ISO 8601 instant normalised to UTC with milliseconds, so instants sent at different offsets compare as
+ * strings; null when absent, the input unchanged when it does not parse.
+ */
+export function normaliseInstant(v: JsonValue | undefined): string | null {
+  if (typeof v !== 'string' || v === '') return null;
+  const ms = Date.parse(v);
+  return Number.isNaN(ms) ? v : new Date(ms).toISOString();
+}
+
+const at = (doc: UpstreamDoc, path: string): JsonValue | undefined => {
+  if (!path.includes('.')) return doc[path];
+  let cur: JsonValue | undefined = doc;
+  for (const part of path.split('.')) {
+    if (!isJsonObject(cur)) return undefined;
+    cur = cur[part];
+  }
+  return cur;
+};
+
+const refId = (v: JsonValue | undefined): SqlValue => {
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number') return recordId(v);
+  if (isJsonObject(v)) {
+    const id = v.id;
+    if (typeof id === 'string') return id;
+    if (typeof id === 'number') return recordId(id);
+    // Payload's polymorphic relation shape: { relationTo, value }.
+    if ('value' in v) return refId(v.value);
+  }
+  return null;
+};
+
+/** The value of one typed column for a record, or null when the record lacks it or it has another type. */
+export function extractColumn(doc: UpstreamDoc, col: TypedColumn): SqlValue {
+  const v = at(doc, col.path);
+  switch (col.kind) {
+    case 'text':
+      if (typeof v === 'string') return v;
+      if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+      return null;
+    case 'ref':
+      return refId(v);
+    case 'datetime':
+      return normaliseInstant(v);
+    case 'integer':
+      return typeof v === 'number' && Number.isFinite(v) ? Math.trunc(v) : null;
+    case 'real':
+      return typeof v === 'number' && Number.isFinite(v) ? v : null;
+  }
+}

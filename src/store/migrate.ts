@@ -1,0 +1,20 @@
+import { type Kysely, type Migration, type MigrationProvider, Migrator } from 'kysely';
+import * as m001 from '../../migrations/2026-11-22-001-create-mirror.js';
+import { UnderstudyError } from '../errors.js';
+import type { Database } from './db-schema.js';
+
+/** Every migration, by name; Kysely runs them in name order. Static imports so the build carries them. */
+const MIGRATIONS: Record<string, Migration> = {
+  '2026-11-22-001-create-mirror': m001,
+};
+
+const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
+
+/** Brings the schema to the latest migration; throws `US_STORE` naming the migration that failed. */
+export async function migrateToLatest(db: Kysely<Database>): Promise<void> {
+  const { error, results } = await new Migrator({ db, provider }).migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
+    throw new UnderstudyError('US_STORE', `migration ${failed} failed: ${(error as Error).message}`, { cause: error });
+  }
+}
