@@ -1,0 +1,62 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { onTestFinished } from 'vitest';
+import { tenantSlug } from '../../src/ids.js';
+import { createLogger } from '../../src/log.js';
+import { createHttpPartnersClient, type HttpClientOptions } from '../../src/partners/http-partners-client.js';
+import { createMemoryRateGate } from '../../src/partners/memory-rate-gate.js';
+import type { PartnersClient } from '../../src/partners/partners-client.js';
+import { type SimulatorOptions, startSimulator } from '../../src/sim/start-simulator.js';
+import { openSqliteStore } from '../../src/store/sqlite-store.js';
+import type { Store } from '../../src/store/store.js';
+import type { SyncDeps, TenantTarget } from '../../src/sync/sync-collection.js';
+
+export const silentLog = createLogger({ level: 'silent' });
+
+export function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'understudy-'));
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** A simulator with limits off, a fresh SQLite mirror and a client for its first tenant. */
+export async function syncHarness(
+  simOpts: SimulatorOptions = {},
+  clientOpts: Partial<HttpClientOptions> = {},
+) {
+  const sim = await startSimulator({ port: 0, readLimit: 0, writeLimit: 0, records: 12, ...simOpts });
+  onTestFinished(() => sim.close());
+  const dbPath = join(tempDir(), 'mirror.db');
+  const store = await openSqliteStore(dbPath);
+  onTestFinished(() => store.close());
+  const t = sim.tenants[0];
+  if (!t) throw new Error('simulator has no tenant');
+  const slug = tenantSlug(t.slug);
+  const client = createHttpPartnersClient({
+    baseUrl: sim.url,
+    tenant: slug,
+    apiKey: t.key,
+    gate: createMemoryRateGate({ reads: 1_000_000, writes: 1_000_000, windowMs: 1000 }),
+    retry: { attempts: 3, baseDelayMs: 1, maxDelayMs: 50 },
+    log: silentLog,
+    ...clientOpts,
+  });
+  const deps = (overrides: Partial<SyncDeps> = {}): SyncDeps => ({ client, store, log: silentLog, ...overrides });
+  const target: TenantTarget = { slug };
+  /** Reads the mirror directly, as a person with sqlite3 would. */
+  const query = <T = Record<string, unknown>>(sql: string, ...params: unknown[]): T[] => {
+    const db = new Database(dbPath, { readonly: true });
+    try {
+      return db.prepare(sql).all(...params) as T[];
+    } finally {
+      db.close();
+    }
+  };
+  const upstream = (collection: Parameters<typeof sim.controls.docs>[1]) => sim.controls.docs(t.slug, collection);
+  return { sim, store, client, deps, target, query, dbPath, tenant: t, upstream };
+}
+
+export type Harness = Awaited<ReturnType<typeof syncHarness>>;
+export type { PartnersClient, Store };
