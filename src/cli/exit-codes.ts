@@ -12,7 +12,7 @@ const EXIT = {
   US_BAD_RESPONSE: 1,
   US_NOT_FOUND: 1,
   US_STORE: 1,
-  US_READ_ONLY: 1,
+  US_READ_ONLY: 2,
   US_REDIS: 1,
   US_ABORTED: 130,
 } as const satisfies Record<ErrorCode, number>;
