@@ -1,0 +1,122 @@
+import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { isUnderstudyError } from '../src/errors.js';
+import { tenantSlug } from '../src/ids.js';
+import type { Logger } from '../src/log.js';
+import { COLLECTIONS, type CollectionSlug, isCollectionSlug } from '../src/partners/collections.js';
+import { collectionLockKey, tryCollectionLock } from '../src/queue/collection-lock.js';
+import type { CollectionJobData, SyncMode } from '../src/queue/queues.js';
+
+/** What one collection sync reports (the sync core's CollectionReport, as far as the queue cares). */
+export interface CollectionOutcome {
+  readonly name: CollectionSlug;
+  readonly fetched: number;
+  readonly inserted: number;
+  readonly updated: number;
+  readonly unchanged: number;
+  readonly deleted: number;
+  readonly requests: number;
+  readonly ms: number;
+  readonly skipped?: string;
+  readonly error?: string;
+}
+
+/** Runs one collection sync; stops between pages once `signal` aborts. */
+export type RunCollection = (data: CollectionJobData, signal: AbortSignal) => Promise<CollectionOutcome>;
+
+export interface CollectionProcessorDeps {
+  readonly runCollection: RunCollection;
+  /** Connection for the per tenant+collection lock. */
+  readonly redis: Redis;
+  readonly prefix: string;
+  /** Lock TTL; renewed every third of it while the sync runs. */
+  readonly lockTtlMs: number;
+  /** Aborts when the process shuts down: the page in flight finishes, then the job goes back to the queue. */
+  readonly stopping: AbortSignal;
+  readonly log: Logger;
+}
+
+export type CollectionJobResult = CollectionOutcome & { readonly tenant: string; readonly mode: SyncMode };
+
+/** Validates job data read back from Redis (anything may have been put there by another version). */
+export function parseCollectionJobData(raw: unknown): CollectionJobData {
+  const d = (raw ?? {}) as Record<string, unknown>;
+  const { tenant, collection, mode } = d;
+  if (typeof tenant !== 'string' || !/^[a-z0-9][a-z0-9-]*$/.test(tenant)) {
+    throw new UnrecoverableError('job data: tenant must be a tenant slug');
+  }
+  if (typeof collection !== 'string' || !isCollectionSlug(collection)) {
+    throw new UnrecoverableError(`job data: collection must be one of ${COLLECTIONS.join(', ')}`);
+  }
+  if (mode !== 'full' && mode !== 'incremental')
+    throw new UnrecoverableError('job data: mode must be full or incremental');
+  return { tenant: tenantSlug(tenant), collection, mode };
+}
+
+/**
+ * The collection-sync processor: takes the tenant+collection lock (a job finding it held is delayed, not
+ * failed), runs the sync, maps the outcome. A refused key fails the job at once; other errors are retried
+ * with backoff by BullMQ; a shutdown puts the job back so another worker resumes from its checkpoint.
+ */
+export const syncCollectionProcessor =
+  (deps: CollectionProcessorDeps) =>
+  async (job: Job, token?: string, signal?: AbortSignal): Promise<CollectionJobResult> => {
+    const data = parseCollectionJobData(job.data);
+    const log = deps.log.child({ jobId: job.id, tenant: data.tenant, collection: data.collection, mode: data.mode });
+    const attempt = await tryCollectionLock({
+      redis: deps.redis,
+      key: collectionLockKey(deps.prefix, data.tenant, data.collection),
+      token: token ?? `job-${job.id}`,
+      ttlMs: deps.lockTtlMs,
+      log,
+    });
+    if (!attempt.held) {
+      log.debug({ retryInMs: attempt.retryInMs }, 'collection busy in another job; delayed');
+      await job.moveToDelayed(Date.now() + attempt.retryInMs, token);
+      throw new DelayedError();
+    }
+    const run = AbortSignal.any(signal ? [deps.stopping, signal] : [deps.stopping]);
+    try {
+      const outcome = await deps.runCollection(data, run);
+      if (deps.stopping.aborted) return await requeue(job, token, log);
+      if (outcome.error) throw new Error(outcome.error);
+      log.info(
+        {
+          status: outcome.skipped ? 'skipped' : 'ok',
+          fetched: outcome.fetched,
+          inserted: outcome.inserted,
+          updated: outcome.updated,
+          deleted: outcome.deleted,
+          requests: outcome.requests,
+          ms: outcome.ms,
+        },
+        'collection sync finished',
+      );
+      return { ...outcome, tenant: data.tenant, mode: data.mode };
+    } catch (err) {
+      if (err instanceof DelayedError) throw err;
+      if (deps.stopping.aborted) return await requeue(job, token, log);
+      if (isUnderstudyError(err) && err.code === 'US_AUTH') {
+        log.error({ code: err.code, reason: err.message }, 'key refused: job failed without retry');
+        throw new UnrecoverableError(`key refused: ${err.message}`);
+      }
+      log.warn(
+        {
+          attempt: job.attemptsMade + 1,
+          code: isUnderstudyError(err) ? err.code : undefined,
+          reason: (err as Error).message,
+        },
+        'collection sync failed',
+      );
+      throw err;
+    } finally {
+      await attempt.lock.release();
+    }
+  };
+
+/** Puts an interrupted job back at once, without spending an attempt: the next worker resumes from the checkpoint. */
+async function requeue(job: Job, token: string | undefined, log: Logger): Promise<never> {
+  log.info('shutting down: job handed back after the last committed page');
+  await job.moveToDelayed(Date.now(), token);
+  throw new DelayedError();
+}

@@ -1,0 +1,58 @@
+import { type Job, UnrecoverableError } from 'bullmq';
+import { tenantSlug } from '../src/ids.js';
+import type { Logger } from '../src/log.js';
+import { type CollectionSlug, isCollectionSlug } from '../src/partners/collections.js';
+import {
+  addCollectionJob,
+  type RetryPolicy,
+  type SyncQueue,
+  type TenantJobData,
+  type TenantJobResult,
+} from '../src/queue/queues.js';
+
+export interface TenantProcessorDeps {
+  readonly queue: SyncQueue;
+  /** The collections a tenant syncs, in order; null when the tenant is not in the config (any more). */
+  readonly collectionsOf: (tenant: string) => readonly CollectionSlug[] | null;
+  readonly retry?: RetryPolicy;
+  readonly log: Logger;
+}
+
+export function parseTenantJobData(raw: unknown): TenantJobData {
+  const d = (raw ?? {}) as Record<string, unknown>;
+  const { tenant, mode, collections } = d;
+  if (typeof tenant !== 'string' || !/^[a-z0-9][a-z0-9-]*$/.test(tenant)) {
+    throw new UnrecoverableError('job data: tenant must be a tenant slug');
+  }
+  if (mode !== 'full' && mode !== 'incremental')
+    throw new UnrecoverableError('job data: mode must be full or incremental');
+  if (collections === undefined) return { tenant: tenantSlug(tenant), mode };
+  if (!Array.isArray(collections) || !collections.every((c) => typeof c === 'string' && isCollectionSlug(c))) {
+    throw new UnrecoverableError('job data: collections must be collection names');
+  }
+  return { tenant: tenantSlug(tenant), mode, collections: collections as CollectionSlug[] };
+}
+
+/** The tenant processor: fans out one collection job per collection (joining any equal one already waiting). */
+export const syncTenantProcessor =
+  (deps: TenantProcessorDeps) =>
+  async (job: Job): Promise<TenantJobResult> => {
+    const data = parseTenantJobData(job.data);
+    const configured = deps.collectionsOf(data.tenant);
+    if (!configured) throw new UnrecoverableError(`tenant "${data.tenant}" is not in the config`);
+    const collections = data.collections ?? configured;
+    const jobs: { collection: CollectionSlug; jobId: string }[] = [];
+    for (const collection of collections) {
+      const jobId = await addCollectionJob(
+        deps.queue,
+        { tenant: data.tenant, collection, mode: data.mode },
+        deps.retry,
+      );
+      jobs.push({ collection, jobId });
+    }
+    deps.log.info(
+      { jobId: job.id, tenant: data.tenant, mode: data.mode, collections: jobs.length },
+      'tenant sync fanned out',
+    );
+    return { jobs };
+  };

@@ -1,0 +1,106 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+
+export interface TestRedis {
+  readonly url: string;
+  readonly port: number;
+  /** True when the server is our own child (REDIS_URL unset): `restart` and `kill` are then available. */
+  readonly owned: boolean;
+  /** Stops the server for good (SHUTDOWN NOSAVE) and removes its directory. */
+  stop(): Promise<void>;
+  /** Stops the server with its data saved (SHUTDOWN SAVE) and starts it again on the same port, data reloaded. */
+  restart(): Promise<void>;
+  /** SIGKILLs the server: every connection fails until `restart` (data since start is lost). */
+  kill(): Promise<void>;
+}
+
+/** Why tests that stop or restart Redis are skipped when REDIS_URL points at a shared server. */
+export const SHARED_REDIS_REASON = 'REDIS_URL is set: the server is shared, so it cannot be stopped or restarted';
+
+const freePort = async (): Promise<number> => {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const addr = server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : 0;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+};
+
+/**
+ * A redis-server for tests: REDIS_URL when set, else our own `redis-server` from PATH on a free port with
+ * persistence off (`--save '' --appendonly no`; `restart` saves explicitly so no data is lost).
+ */
+export async function startRedis(): Promise<TestRedis> {
+  const shared = process.env.REDIS_URL;
+  if (shared) {
+    const port = Number(new URL(shared).port || 6379);
+    const unavailable = async () => {
+      throw new Error(SHARED_REDIS_REASON);
+    };
+    return { url: shared, port, owned: false, stop: async () => {}, restart: unavailable, kill: unavailable };
+  }
+  if (spawnSync('redis-server', ['--version']).error) {
+    throw new Error('redis-server not found on PATH: install it with `apt-get install -y redis-server`');
+  }
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'understudy-redis-'));
+  let child: ChildProcess | null = null;
+
+  const spawnServer = async () => {
+    const proc = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'],
+      { stdio: ['ignore', 'pipe', 'ignore'] },
+    );
+    child = proc;
+    // Ready once it says so on stdout; its exit first means it could not start.
+    await new Promise<void>((resolve, reject) => {
+      let seen = '';
+      proc.stdout?.on('data', (chunk: Buffer) => {
+        seen = (seen + chunk.toString()).slice(-4096);
+        if (seen.includes('Ready to accept connections')) resolve();
+      });
+      proc.once('exit', () => reject(new Error(`redis-server on port ${port} exited at start: ${seen.slice(-300)}`)));
+    });
+    proc.stdout?.resume();
+  };
+
+  const shutdown = async (how: 'SAVE' | 'NOSAVE') => {
+    const proc = child;
+    if (!proc || proc.exitCode !== null) return;
+    const exited = once(proc, 'exit');
+    const r = new Redis({ port, host: '127.0.0.1', maxRetriesPerRequest: 0, retryStrategy: () => null });
+    r.on('error', () => {});
+    await r.call('SHUTDOWN', how).catch(() => {});
+    r.disconnect();
+    await exited;
+  };
+
+  await spawnServer();
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    owned: true,
+    stop: async () => {
+      await shutdown('NOSAVE');
+      rmSync(dir, { recursive: true, force: true });
+    },
+    restart: async () => {
+      await shutdown('SAVE');
+      await spawnServer();
+    },
+    kill: async () => {
+      const proc = child;
+      if (!proc || proc.exitCode !== null) return;
+      const exited = once(proc, 'exit');
+      proc.kill('SIGKILL');
+      await exited;
+    },
+  };
+}

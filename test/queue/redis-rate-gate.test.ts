@@ -1,0 +1,115 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { createRedisRateGate } from '../../src/partners/redis-rate-gate.js';
+import { startRedis, type TestRedis } from '../helpers/redis-server.js';
+
+let server: TestRedis;
+beforeAll(async () => {
+  server = await startRedis();
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+const connect = () => {
+  const r = new Redis(server.url, { maxRetriesPerRequest: null });
+  onTestFinished(() => {
+    r.disconnect();
+  });
+  return r;
+};
+
+describe('redis rate gate', () => {
+  it('never admits more than the budget in a window across two gates on one key', async () => {
+    const prefix = `t-${randomUUID()}`;
+    const budget = { reads: 5, writes: 2, windowMs: 60_000 };
+    const a = createRedisRateGate({ redis: connect(), keyHash: 'abc123', budget, prefix });
+    const b = createRedisRateGate({ redis: connect(), keyHash: 'abc123', budget, prefix });
+    const stop = new AbortController();
+    const admitted: string[] = [];
+    const calls = Array.from({ length: 12 }, (_, i) =>
+      (i % 2 ? a : b).acquire('read', { signal: stop.signal }).then(
+        () => admitted.push(`r${i}`),
+        (err: { code?: string }) => err.code,
+      ),
+    );
+    const writes = Array.from({ length: 4 }, () =>
+      a.acquire('write', { signal: stop.signal }).then(
+        () => 'ok',
+        (err: { code?: string }) => err.code,
+      ),
+    );
+    // Everyone has asked once the window holds the budget: 5 reads and 2 writes, counted apart.
+    const probe = connect();
+    await expect.poll(() => probe.zcard(`${prefix}:rate:abc123:read`)).toBe(5);
+    await expect.poll(() => probe.zcard(`${prefix}:rate:abc123:write`)).toBe(2);
+    stop.abort();
+    const outcomes = await Promise.all(calls);
+    expect(admitted).toHaveLength(5);
+    expect(outcomes.filter((o) => o === 'US_ABORTED')).toHaveLength(7);
+    expect((await Promise.all(writes)).sort()).toEqual(['US_ABORTED', 'US_ABORTED', 'ok', 'ok']);
+  });
+
+  it('admits the rest as the window rolls, waiting on timers rather than polling', async () => {
+    const prefix = `t-${randomUUID()}`;
+    const budget = { reads: 3, writes: 1, windowMs: 300 };
+    const redis = connect();
+    const gates = [1, 2].map(() =>
+      createRedisRateGate({ redis: connect(), keyHash: 'k2', budget, prefix, marginMs: 0 }),
+    );
+    const before = await scriptCalls(redis);
+    const signal = new AbortController().signal;
+    const waited = await Promise.all(Array.from({ length: 9 }, (_, i) => gates[i % 2]!.acquire('read', { signal })));
+    expect(waited.filter((w) => w === 0)).toHaveLength(3);
+    expect(Math.max(...waited)).toBeGreaterThanOrEqual(2 * budget.windowMs - 50);
+    // 9 admissions; each waiter re-asks once per slot freed, never in a tight loop.
+    expect((await scriptCalls(redis)) - before).toBeLessThan(9 * 4);
+  });
+
+  it('holds every process on a key while another one pauses it (a 429)', async () => {
+    const prefix = `t-${randomUUID()}`;
+    const budget = { reads: 100, writes: 20, windowMs: 60_000 };
+    const a = createRedisRateGate({ redis: connect(), keyHash: 'k3', budget, prefix });
+    const b = createRedisRateGate({ redis: connect(), keyHash: 'k3', budget, prefix });
+    const other = createRedisRateGate({ redis: connect(), keyHash: 'k4', budget, prefix });
+    await a.pause(400);
+    const signal = new AbortController().signal;
+    const [waitedRead, waitedWrite, otherKey] = await Promise.all([
+      b.acquire('read', { signal }),
+      b.acquire('write', { signal }),
+      other.acquire('read', { signal }),
+    ]);
+    expect(waitedRead).toBeGreaterThanOrEqual(300);
+    expect(waitedWrite).toBeGreaterThanOrEqual(300);
+    expect(otherKey).toBe(0);
+  });
+
+  it('names keys by hash only and keeps the longer of two pauses', async () => {
+    const prefix = `t-${randomUUID()}`;
+    const redis = connect();
+    const gate = createRedisRateGate({
+      redis,
+      keyHash: 'feed01',
+      budget: { reads: 1, writes: 1, windowMs: 1000 },
+      prefix,
+    });
+    await gate.pause(60_000);
+    await gate.pause(10);
+    expect(await redis.pttl(`${prefix}:rate:feed01:pause`)).toBeGreaterThan(50_000);
+    expect(() =>
+      createRedisRateGate({
+        redis,
+        keyHash: 'users API-Key secret',
+        budget: { reads: 1, writes: 1, windowMs: 1 },
+        prefix,
+      }),
+    ).toThrow(TypeError);
+  });
+});
+
+async function scriptCalls(redis: Redis): Promise<number> {
+  const info = await redis.info('commandstats');
+  const sum = (name: string) => Number(new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(info)?.[1] ?? 0);
+  return sum('evalsha') + sum('eval');
+}
