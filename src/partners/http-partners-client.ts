@@ -197,7 +197,6 @@ export function createHttpPartnersClient(opts: HttpClientOptions): PartnersClien
     const started = performance.now();
     const report = (status: number) =>
       onRequest?.({ method, route, status, ms: Math.round(performance.now() - started) });
-    callOpts.onAttempt?.();
     let res: Dispatcher.ResponseData;
     try {
       res = await request(`${base}${call.path}`, {
@@ -213,11 +212,14 @@ export function createHttpPartnersClient(opts: HttpClientOptions): PartnersClien
       report(0);
       const code = errorCode(err);
       const notSent = code !== undefined && NOT_SENT_CODES.has(code);
+      // Counted only when the request may have reached the upstream.
+      if (!notSent) callOpts.onAttempt?.();
       if (signal.aborted) throw aborted(signal, method, route, notSent ? 'not-sent' : 'unknown');
       const outcome = notSent ? 'not-sent' : 'unknown';
       const error = new UpstreamError(method, route, 0, code, { cause: err, outcome });
       return { ok: false, error, retry: notSent ? 'not-sent' : 'transient', status: 0, hintMs: undefined };
     }
+    callOpts.onAttempt?.();
     const status = res.statusCode;
     const resHeaders = res.headers as ResponseHeaders;
     let text: string;

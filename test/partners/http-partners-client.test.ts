@@ -385,6 +385,14 @@ describe('writes', () => {
     expect(up.requests).toHaveLength(1);
   });
 
+  it('throws an unreadable 2xx at once as a bad response, marked answered', async () => {
+    const { up, client } = await setup([{ status: 201, body: '<html>' }]);
+    const err = await rejection(client.create('forms', { slug: 'f' }, {}, call()));
+    expect(err).toBeInstanceOf(BadResponseError);
+    expect((err as BadResponseError).outcome).toBe('answered');
+    expect(up.requests).toHaveLength(1);
+  });
+
   it('throws a dropped connection at once, marked unknown', async () => {
     const { up, client } = await setup([{ destroy: true }, { status: 200, json: { id: 1 } }]);
     const err = await rejection(client.update('event-instances', recordId('1'), 'PATCH', {}, {}, call()));
@@ -417,7 +425,7 @@ describe('writes', () => {
     );
     expect((err as UpstreamError).outcome).toBe('not-sent');
     expect(err.code).toBe('US_UPSTREAM_UNAVAILABLE');
-    expect(attempts).toBe(3);
+    expect(attempts).toBe(0); // nothing reached the upstream
     expect(delays).toEqual([50, 100]);
   });
 });
