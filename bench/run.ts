@@ -1,0 +1,35 @@
+/**
+ * `npm run bench`: runs every benchmark in one process session and writes docs/benchmarks.md.
+ * Each bench module default-exports `() => Promise<string>` returning a markdown section. Ratios that matter are
+ * measured within one bench, in the same run, because these machines are noisy.
+ */
+import { writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { fileURLToPath } from 'node:url';
+
+const BENCHES = ['sim-list', 'ingest', 'sync-requests', 'sync-memory', 'shared-budget', 'write-drain'] as const;
+const only = process.argv.slice(2);
+
+const sections: string[] = [];
+for (const name of BENCHES) {
+  if (only.length > 0 && !only.includes(name)) continue;
+  process.stderr.write(`bench ${name}...\n`);
+  const started = Date.now();
+  try {
+    const mod = (await import(`./${name}.js`)) as { default: () => Promise<string> };
+    sections.push(`${(await mod.default()).trim()}\n\n_${name} took ${((Date.now() - started) / 1000).toFixed(1)} s._`);
+  } catch (err) {
+    sections.push(`## ${name}\n\nNot run: ${(err as Error).message}`);
+  }
+}
+
+const cpu = cpus()[0]?.model ?? 'unknown CPU';
+const header = `# Benchmarks
+
+Written by \`npm run bench\` (bench/run.ts) on ${new Date().toISOString().slice(0, 10)}.
+Machine: ${cpus().length} × ${cpu}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB RAM, Node ${process.version}, ${process.platform}/${process.arch}.
+Targets from the issues are checked as ratios measured in the same run; absolute figures are indicative only.
+`;
+const out = fileURLToPath(new URL('../../docs/benchmarks.md', import.meta.url));
+writeFileSync(out, `${header}\n${sections.join('\n\n')}\n`);
+process.stdout.write(`${header}\n${sections.join('\n\n')}\n`);
