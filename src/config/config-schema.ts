@@ -38,6 +38,16 @@ export const ConfigSchema = v.strictObject({
       prefix: v.optional(v.pipe(v.string(), v.minLength(1))),
     }),
   ),
+  /** `understudy worker` tuning (issue 4); every field optional. */
+  worker: v.optional(
+    v.strictObject({
+      concurrency: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
+      attempts: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
+      backoffMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
+      lockDurationMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1000))),
+      stalledIntervalMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(500))),
+    }),
+  ),
   writes: v.optional(
     v.strictObject({
       attempts: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), 8),
