@@ -21,8 +21,14 @@ export interface CollectionOutcome {
   readonly error?: string;
 }
 
-/** Runs one collection sync; stops between pages once `signal` aborts. */
-export type RunCollection = (data: CollectionJobData, signal: AbortSignal) => Promise<CollectionOutcome>;
+/**
+ * Runs one collection sync. `stop` asks it to finish the page in flight, commit it and stop; `signal` cancels
+ * at once (the request in flight is dropped, nothing of it committed).
+ */
+export type RunCollection = (
+  data: CollectionJobData,
+  opts: { readonly signal: AbortSignal; readonly stop: AbortSignal },
+) => Promise<CollectionOutcome>;
 
 export interface CollectionProcessorDeps {
   readonly runCollection: RunCollection;
@@ -33,6 +39,8 @@ export interface CollectionProcessorDeps {
   readonly lockTtlMs: number;
   /** Aborts when the process shuts down: the page in flight finishes, then the job goes back to the queue. */
   readonly stopping: AbortSignal;
+  /** Aborts when shutdown has taken too long: the request in flight is dropped. Default: never. */
+  readonly hardStop?: AbortSignal;
   readonly log: Logger;
 }
 
@@ -75,10 +83,12 @@ export const syncCollectionProcessor =
       await job.moveToDelayed(Date.now() + attempt.retryInMs, token);
       throw new DelayedError();
     }
-    const run = AbortSignal.any(signal ? [deps.stopping, signal] : [deps.stopping]);
+    const cancel = [signal, deps.hardStop].filter((s): s is AbortSignal => s !== undefined);
+    const run = cancel.length > 0 ? AbortSignal.any(cancel) : new AbortController().signal;
     try {
-      const outcome = await deps.runCollection(data, run);
+      const outcome = await deps.runCollection(data, { signal: run, stop: deps.stopping });
       if (deps.stopping.aborted) return await requeue(job, token, log);
+      // The sync core reports non-fatal failures on the collection; the queue retries them with backoff.
       if (outcome.error) throw new Error(outcome.error);
       log.info(
         {

@@ -13,7 +13,10 @@ import {
 export interface TenantProcessorDeps {
   readonly queue: SyncQueue;
   /** The collections a tenant syncs, in order; null when the tenant is not in the config (any more). */
-  readonly collectionsOf: (tenant: string) => readonly CollectionSlug[] | null;
+  readonly collectionsOf: (
+    tenant: string,
+    signal: AbortSignal,
+  ) => readonly CollectionSlug[] | null | Promise<readonly CollectionSlug[] | null>;
   readonly retry?: RetryPolicy;
   readonly log: Logger;
 }
@@ -36,9 +39,9 @@ export function parseTenantJobData(raw: unknown): TenantJobData {
 /** The tenant processor: fans out one collection job per collection (joining any equal one already waiting). */
 export const syncTenantProcessor =
   (deps: TenantProcessorDeps) =>
-  async (job: Job): Promise<TenantJobResult> => {
+  async (job: Job, _token?: string, signal?: AbortSignal): Promise<TenantJobResult> => {
     const data = parseTenantJobData(job.data);
-    const configured = deps.collectionsOf(data.tenant);
+    const configured = await deps.collectionsOf(data.tenant, signal ?? new AbortController().signal);
     if (!configured) throw new UnrecoverableError(`tenant "${data.tenant}" is not in the config`);
     const collections = data.collections ?? configured;
     const jobs: { collection: CollectionSlug; jobId: string }[] = [];

@@ -7,6 +7,14 @@ export type Command = (argv: string[]) => Promise<number>;
 const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }> = {
   sim: { summary: 'run the Partners API simulator', load: async () => (await import('./sim-command.js')).simCommand },
   sync: { summary: 'mirror tenants into SQLite', load: async () => (await import('./sync-command.js')).syncCommand },
+  worker: {
+    summary: 'run sync workers on the Redis queue, with schedules',
+    load: async () => (await import('./worker-command.js')).workerCommand,
+  },
+  status: {
+    summary: 'mirror freshness, schedules and queue counts',
+    load: async () => (await import('./status-command.js')).statusCommand,
+  },
   sql: {
     summary: 'run read-only SQL over the mirror',
     load: async () => (await import('./sql-command.js')).sqlCommand,

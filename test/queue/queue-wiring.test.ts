@@ -118,7 +118,7 @@ describe('sync queue', () => {
     const prefix = `t-${randomUUID()}`;
     const queue = queueFor(prefix);
     let calls = 0;
-    const runCollection = async (data: { collection: string }) => {
+    const runCollection = async (data: { collection: string }, _opts: unknown) => {
       if (data.collection === 'series') throw new UnderstudyError('US_AUTH', 'GET /series -> 401');
       calls++;
       if (calls < 3) throw new UnderstudyError('US_UPSTREAM_UNAVAILABLE', 'GET /events -> 503');

@@ -1,0 +1,95 @@
+import { Redis, type RedisOptions } from 'ioredis';
+import type { Config } from '../config/config-schema.js';
+import { UnderstudyError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { DEFAULT_PREFIX, DEFAULT_REDIS_URL } from './queues.js';
+
+export interface RedisSettings {
+  readonly url: string;
+  readonly prefix: string;
+}
+
+/** Where Redis is: `REDIS_URL` wins over config `redis.url` (default redis://127.0.0.1:6379); prefix from config. */
+export function redisSettings(
+  config: Pick<Config, 'redis'> | null,
+  env: NodeJS.ProcessEnv = process.env,
+): RedisSettings {
+  return {
+    url: env.REDIS_URL || config?.redis?.url || DEFAULT_REDIS_URL,
+    prefix: config?.redis?.prefix ?? DEFAULT_PREFIX,
+  };
+}
+
+/** The URL without any password, for logs and messages. */
+export const redactRedisUrl = (url: string): string => {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return 'redis://(unparseable url)';
+  }
+};
+
+/**
+ * A connection for a long-lived process: commands wait through outages instead of failing
+ * (`maxRetriesPerRequest: null`, as BullMQ workers require) and ioredis reconnects with backoff.
+ */
+export function longLivedRedis(url: string, log: Logger, name: string): Redis {
+  const redis = new Redis(url, {
+    maxRetriesPerRequest: null,
+    retryStrategy: (times) => Math.min(200 * times, 2000),
+    connectionName: `understudy-${name}`,
+  });
+  let down = false;
+  redis.on('error', (err: Error) => {
+    if (!down) log.warn({ redis: name, reason: err.message }, 'redis connection error; reconnecting');
+    down = true;
+  });
+  redis.on('ready', () => {
+    if (down) log.info({ redis: name }, 'redis connection back');
+    down = false;
+  });
+  return redis;
+}
+
+/** A connection for a short command: fails within about `timeoutMs` when Redis is not there. */
+export async function shortLivedRedis(url: string, timeoutMs = 2000, extra: RedisOptions = {}): Promise<Redis> {
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: timeoutMs,
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: false,
+    retryStrategy: () => null,
+    ...extra,
+  });
+  redis.on('error', () => {});
+  try {
+    await redis.connect();
+  } catch (err) {
+    redis.disconnect();
+    throw new UnderstudyError('US_REDIS', `Redis unreachable at ${redactRedisUrl(url)}: ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
+  return redis;
+}
+
+/** Warns unless Redis evicts nothing: an evicting Redis silently loses jobs and locks under memory pressure. */
+export async function checkEvictionPolicy(redis: Redis, log: Logger): Promise<string | null> {
+  try {
+    const reply = (await redis.config('GET', 'maxmemory-policy')) as string[];
+    const policy = reply[1] ?? null;
+    if (policy && policy !== 'noeviction') {
+      log.warn(
+        { policy },
+        'Redis maxmemory-policy is not noeviction: jobs and locks may be evicted; set it to noeviction',
+      );
+    }
+    return policy;
+  } catch (err) {
+    // Managed Redis services often refuse CONFIG; nothing to check then.
+    log.debug({ reason: (err as Error).message }, 'cannot read maxmemory-policy');
+    return null;
+  }
+}

@@ -1,0 +1,205 @@
+import { type Job, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { type CollectionOutcome, syncCollectionProcessor } from '../jobs/sync-collection.js';
+import { syncTenantProcessor } from '../jobs/sync-tenant.js';
+import { createApp } from './app.js';
+import type { Config } from './config/config-schema.js';
+import { type ResolvedTenant, resolveTenants } from './config/resolve-tenants.js';
+import type { Logger } from './log.js';
+import { COLLECTIONS, type CollectionSlug } from './partners/collections.js';
+import { createRedisRateGate } from './partners/redis-rate-gate.js';
+import { DEFAULT_RETRY, openSyncQueue, type RetryPolicy, SYNC_QUEUE, type SyncQueue } from './queue/queues.js';
+import { checkEvictionPolicy, longLivedRedis, redactRedisUrl, redisSettings } from './queue/redis-settings.js';
+import { reconcileSchedules, schedulesFor } from './queue/schedules.js';
+import { discoverRoutes, type ReadRoutes } from './sync/discover-routes.js';
+import { syncCollection } from './sync/sync-collection.js';
+import { syncOrder } from './sync/sync-tenant.js';
+
+export interface WorkerAppOptions {
+  readonly log: Logger;
+  readonly env?: NodeJS.ProcessEnv;
+  /** Jobs run at once in this process (default config `worker.concurrency`, else 2). */
+  readonly concurrency?: number;
+  /** How long shutdown lets the page in flight finish before dropping it (default 7000 ms, inside a 10 s stop). */
+  readonly graceMs?: number;
+}
+
+export interface WorkerApp extends AsyncDisposable {
+  readonly queue: SyncQueue;
+  /** Processes sync jobs until `signal` aborts, then stops taking jobs and lets the active ones checkpoint. */
+  run(signal: AbortSignal): Promise<void>;
+  /** Closes the worker, queue, clients, database and Redis, in that order. Idempotent. */
+  close(): Promise<void>;
+}
+
+const ROUTES_TTL_MS = 10 * 60_000;
+
+/** The database file: config `database`, else `UNDERSTUDY_DB`, else ./data/understudy.db. */
+export const databasePath = (config: Pick<Config, 'database'>, env: NodeJS.ProcessEnv): string =>
+  config.database ?? env.UNDERSTUDY_DB ?? './data/understudy.db';
+
+/**
+ * The queue side's composition root: Redis connections, the Redis-backed rate gates (one per key hash),
+ * the store and clients (through `createApp`), the sync queue, its worker and the schedules.
+ */
+export async function createWorkerApp(config: Config, opts: WorkerAppOptions): Promise<WorkerApp> {
+  const env = opts.env ?? process.env;
+  const log = opts.log;
+  const tenants = new Map<string, ResolvedTenant>(resolveTenants(config, env).map((t) => [t.slug, t]));
+  const { url, prefix } = redisSettings(config, env);
+  const retry: RetryPolicy = {
+    attempts: config.worker?.attempts ?? DEFAULT_RETRY.attempts,
+    backoffMs: config.worker?.backoffMs ?? DEFAULT_RETRY.backoffMs,
+  };
+  const lockDuration = config.worker?.lockDurationMs ?? 30_000;
+  const stalledInterval = config.worker?.stalledIntervalMs ?? Math.min(30_000, lockDuration);
+  const concurrency = opts.concurrency ?? config.worker?.concurrency ?? 2;
+
+  const redis: Redis = longLivedRedis(url, log, 'commands');
+  const app = await createApp({
+    baseUrl: config.baseUrl,
+    database: databasePath(config, env),
+    log,
+    gateFor: (keyHash, budget) => createRedisRateGate({ redis, keyHash, budget, prefix }),
+  });
+  const clients = new Map([...tenants.values()].map((t) => [t.slug as string, app.clientFor(t)]));
+  const queue = openSyncQueue(redis, prefix);
+  queue.on('error', (err) => log.warn({ reason: err.message }, 'queue error'));
+
+  // Route discovery costs requests; each tenant's answer is reused for a while.
+  const routeCache = new Map<string, { at: number; routes: Promise<ReadRoutes> }>();
+  const routesOf = (tenant: string, signal: AbortSignal): Promise<ReadRoutes> => {
+    const hit = routeCache.get(tenant);
+    if (hit && Date.now() - hit.at < ROUTES_TTL_MS) return hit.routes;
+    const client = clients.get(tenant);
+    if (!client) throw new Error(`tenant ${tenant} has no client`);
+    const routes = discoverRoutes(client, { signal });
+    routes.catch(() => routeCache.delete(tenant));
+    routeCache.set(tenant, { at: Date.now(), routes });
+    return routes;
+  };
+
+  const stopping = new AbortController();
+  const hardStop = new AbortController();
+
+  const runCollection = async (
+    data: { tenant: string; collection: CollectionSlug; mode: 'full' | 'incremental' },
+    run: { signal: AbortSignal; stop: AbortSignal },
+  ): Promise<CollectionOutcome> => {
+    const t = tenants.get(data.tenant);
+    const client = clients.get(data.tenant);
+    if (!t || !client) throw new Error(`tenant ${data.tenant} is not in the config`);
+    const routes = await routesOf(data.tenant, run.signal);
+    return syncCollection(
+      { client, store: app.store, log, stop: run.stop },
+      {
+        slug: t.slug,
+        drafts: t.drafts,
+        ...(t.collections ? { collections: t.collections } : {}),
+        ...(t.locales ? { locales: t.locales } : {}),
+      },
+      data.collection,
+      data.mode,
+      routes,
+      run.signal,
+    );
+  };
+
+  const collectionJob = syncCollectionProcessor({
+    runCollection,
+    redis,
+    prefix,
+    lockTtlMs: lockDuration,
+    stopping: stopping.signal,
+    hardStop: hardStop.signal,
+    log,
+  });
+  const tenantJob = syncTenantProcessor({
+    queue,
+    retry,
+    log,
+    collectionsOf: async (tenant, signal) => {
+      const t = tenants.get(tenant);
+      if (!t) return null;
+      const wanted = t.collections && t.collections.length > 0 ? t.collections : COLLECTIONS;
+      // Listable collections first: the ones reached by reference read the records that point at them.
+      return syncOrder(wanted, await routesOf(tenant, signal));
+    },
+  });
+
+  let worker: Worker | null = null;
+  let closing: Promise<void> | null = null;
+
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      stopping.abort();
+      const failures: unknown[] = [];
+      const steps: (() => Promise<unknown>)[] = [
+        async () => worker?.close(),
+        () => queue.close(),
+        () => app.close(),
+        async () => {
+          await redis.quit().catch(() => redis.disconnect());
+        },
+      ];
+      for (const step of steps) {
+        try {
+          await step();
+        } catch (err) {
+          failures.push(err);
+        }
+      }
+      if (failures.length > 0) throw new AggregateError(failures, 'closing the worker failed');
+    })();
+    return closing;
+  };
+
+  return {
+    queue,
+    async run(signal) {
+      log.info({ redis: redactRedisUrl(url), prefix, concurrency, tenants: [...tenants.keys()] }, 'worker starting');
+      await checkEvictionPolicy(redis, log);
+      await reconcileSchedules(queue, schedulesFor(config.tenants), log, retry);
+      if (signal.aborted) return;
+      const w = new Worker(
+        SYNC_QUEUE,
+        async (job: Job, token?: string, jobSignal?: AbortSignal) =>
+          job.name === 'sync-tenant' ? tenantJob(job, token, jobSignal) : collectionJob(job, token, jobSignal),
+        {
+          connection: redis,
+          prefix,
+          concurrency,
+          lockDuration,
+          stalledInterval,
+          maxStalledCount: 2,
+          autorun: true,
+        },
+      );
+      worker = w;
+      w.on('error', (err) => log.warn({ reason: err.message }, 'worker error'));
+      w.on('failed', (job, err) =>
+        log.warn(
+          { jobId: job?.id, name: job?.name, attemptsMade: job?.attemptsMade, reason: err.message },
+          'job failed',
+        ),
+      );
+      w.on('stalled', (jobId) => log.warn({ jobId }, 'job stalled: a worker died; it runs again'));
+      await new Promise<void>((resolve) => {
+        if (signal.aborted) resolve();
+        else signal.addEventListener('abort', () => resolve(), { once: true });
+      });
+      log.info('stopping: letting active syncs commit their page');
+      stopping.abort();
+      const grace = setTimeout(() => hardStop.abort(), opts.graceMs ?? 7000);
+      grace.unref();
+      try {
+        await w.close();
+      } finally {
+        clearTimeout(grace);
+      }
+      log.info('worker stopped');
+    },
+    close,
+    [Symbol.asyncDispose]: close,
+  };
+}
