@@ -33,7 +33,13 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 /** Runs the command in-process, capturing stdout. */
 async function run(argv: string[], stdin = ''): Promise<{ code: number; out: string; err?: unknown }> {
   let out = '';
-  const io: SqlIo = { stdout: (s) => void (out += s), stdin: async () => stdin, env: {} };
+  const io: SqlIo = {
+    stdout: (s) => {
+      out += s;
+    },
+    stdin: async () => stdin,
+    env: {},
+  };
   try {
     return { code: await sqlCommand(argv, io), out };
   } catch (err) {
@@ -115,7 +121,9 @@ describe('understudy sql', () => {
   it('takes the database from UNDERSTUDY_DB', async () => {
     let out = '';
     const code = await sqlCommand(['--json', 'SELECT count(*) AS n FROM series'], {
-      stdout: (s) => void (out += s),
+      stdout: (s) => {
+        out += s;
+      },
       stdin: async () => '',
       env: { UNDERSTUDY_DB: db },
     });
