@@ -1,0 +1,62 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { Redis } from 'ioredis';
+import { onTestFinished } from 'vitest';
+import { openSyncQueue, type SyncQueue } from '../../src/queue/queues.js';
+import { type SimulatorOptions, startSimulator } from '../../src/sim/start-simulator.js';
+
+export function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'understudy-'));
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/**
+ * A simulator, a config file naming its first tenant (key in W_KEY), a fresh Redis prefix, and a queue to watch.
+ * Worker timing is short (2 s locks) so a killed worker's job is recovered quickly.
+ */
+export async function workerHarness(
+  redisUrl: string,
+  simOpts: SimulatorOptions = {},
+  worker: Record<string, number> = {},
+) {
+  const sim = await startSimulator({ port: 0, readLimit: 0, writeLimit: 0, records: 12, maxLimit: 5, ...simOpts });
+  onTestFinished(() => sim.close());
+  const t = sim.tenants[0];
+  if (!t) throw new Error('simulator has no tenant');
+  const dir = tempDir();
+  const db = join(dir, 'mirror.db');
+  const prefix = `t-${randomUUID()}`;
+  const config = {
+    baseUrl: sim.url,
+    database: db,
+    redis: { prefix },
+    worker: { lockDurationMs: 2000, stalledIntervalMs: 1000, backoffMs: 100, concurrency: 2, ...worker },
+    tenants: [{ slug: t.slug, apiKeyEnv: 'W_KEY' }],
+  };
+  const configPath = join(dir, 'config.json');
+  writeFileSync(configPath, JSON.stringify(config));
+  const env = { W_KEY: t.key, REDIS_URL: redisUrl, LOG_LEVEL: 'info' };
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  redis.on('error', () => {});
+  const queue: SyncQueue = openSyncQueue(redis, prefix);
+  queue.on('error', () => {});
+  onTestFinished(async () => {
+    await queue.close().catch(() => {});
+    redis.disconnect();
+  });
+  /** Live rows of a table, read the way a person with sqlite3 would; throws while the file does not exist. */
+  const rows = (table: string): number => {
+    const d = new Database(db, { readonly: true, fileMustExist: true });
+    try {
+      return (d.prepare(`SELECT count(*) AS n FROM ${table} WHERE deleted_at IS NULL`).get() as { n: number }).n;
+    } finally {
+      d.close();
+    }
+  };
+  const state = async (jobId: string) => (await queue.getJob(jobId))?.getState();
+  return { sim, tenant: t, db, prefix, config, configPath, env, queue, rows, state };
+}
