@@ -1,6 +1,86 @@
 import { UsageError } from '../errors.js';
+import { startSimulator } from '../sim/start-simulator.js';
+import { parseFlags } from './parse-flags.js';
 
-/** Placeholder until the command lands. */
-export async function simCommand(_argv: string[]): Promise<number> {
-  throw new UsageError('sim is not built yet');
+const HELP = `usage: understudy sim [options]
+
+Runs the Content Partners API simulator until SIGINT/SIGTERM.
+
+options:
+  --port N            port to listen on (default 0: a free port)
+  --host HOST         address to bind (default 127.0.0.1)
+  --seed N            data seed (default 1)
+  --tenants N         number of tenants (default 2)
+  --records N         records per collection (default 40; event instances get 3x)
+  --routes SET        documented | full (default full)
+  --read-limit N      reads per window per key (default 100; 0 = unlimited)
+  --write-limit N     writes per window per key (default 20; 0 = unlimited)
+  --window-ms N       rate-limit window in ms (default 60000)
+  --max-limit N       largest page size; larger limits clamp (default 100)
+  --key TENANT=KEY    use KEY for TENANT (repeatable)
+`;
+
+const intFlag = (name: string, v: string | undefined, min: number): number | undefined => {
+  if (v === undefined) return undefined;
+  if (!/^\d+$/.test(v) || Number(v) < min) throw new UsageError(`--${name} must be an integer >= ${min}, got "${v}"`);
+  return Number(v);
+};
+
+/** `understudy sim`: prints the base URL and one `tenant <slug> key <KEY>` line per tenant, then serves. */
+export async function simCommand(argv: string[]): Promise<number> {
+  const { values } = parseFlags(argv, {
+    port: { type: 'string' },
+    host: { type: 'string' },
+    seed: { type: 'string' },
+    tenants: { type: 'string' },
+    records: { type: 'string' },
+    routes: { type: 'string' },
+    'read-limit': { type: 'string' },
+    'write-limit': { type: 'string' },
+    'window-ms': { type: 'string' },
+    'max-limit': { type: 'string' },
+    key: { type: 'string', multiple: true },
+    help: { type: 'boolean', short: 'h' },
+  });
+  if (values.help) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  const routes = values.routes ?? 'full';
+  if (routes !== 'documented' && routes !== 'full')
+    throw new UsageError(`--routes must be "documented" or "full", got "${routes}"`);
+  const keys: Record<string, string> = {};
+  for (const k of values.key ?? []) {
+    const m = /^([a-z0-9-]+)=([A-Za-z0-9_-]{8,})$/.exec(k);
+    if (!m) throw new UsageError('--key must be TENANT=KEY (KEY: 8+ characters of A-Z a-z 0-9 _ -)');
+    keys[m[1] as string] = m[2] as string;
+  }
+  const opts = {
+    port: intFlag('port', values.port, 0),
+    host: values.host,
+    seed: intFlag('seed', values.seed, 0),
+    tenants: intFlag('tenants', values.tenants, 1),
+    records: intFlag('records', values.records, 1),
+    readLimit: intFlag('read-limit', values['read-limit'], 0),
+    writeLimit: intFlag('write-limit', values['write-limit'], 0),
+    windowMs: intFlag('window-ms', values['window-ms'], 1),
+    maxLimit: intFlag('max-limit', values['max-limit'], 1),
+  };
+  if (opts.port !== undefined && opts.port > 65535) throw new UsageError('--port must be at most 65535');
+  const defined = Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined));
+  const sim = await startSimulator({ ...defined, routes, keys });
+  const unknown = Object.keys(keys).filter((slug) => !sim.tenants.some((t) => t.slug === slug));
+  if (unknown.length) {
+    await sim.close();
+    throw new UsageError(`--key names unknown tenant(s): ${unknown.join(', ')}`);
+  }
+  process.stdout.write(`simulator listening on ${sim.url}\n`);
+  for (const t of sim.tenants) process.stdout.write(`tenant ${t.slug} key ${t.key}\n`);
+  await new Promise<void>((resolve) => {
+    const stop = (): void => resolve();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  await sim.close();
+  return 0;
 }

@@ -1,0 +1,224 @@
+import { isJsonObject, type JsonObject, type JsonValue } from '../ids.js';
+import { COLLECTIONS, type CollectionSlug, VERSIONED } from '../partners/collections.js';
+import { IdMaker, Prng } from './prng.js';
+import { countFor, GENERATION_ORDER, GENERATORS, type GenContext, iso, makeKey, tenantNames } from './sim-content.js';
+import { type LocaleCtx, parseSort, sortDocs } from './sim-query.js';
+import { JOINS, RELATIONSHIPS, STATIC_JOINS } from './sim-schema.js';
+
+/**
+ * A record: `main` is what published reads return (its `_status` is 'draft' only if it was never published);
+ * `draft` is a newer unpublished version, read and written with `draft=true`.
+ */
+export interface StoredRecord {
+  readonly id: string;
+  main: JsonObject;
+  draft: JsonObject | null;
+}
+
+export const viewOf = (rec: StoredRecord, draft: boolean): JsonObject => (draft ? (rec.draft ?? rec.main) : rec.main);
+
+/** One collection of one tenant, with lazily built sorted orders and reverse-relationship indexes. */
+export class CollectionData {
+  readonly byId = new Map<string, StoredRecord>();
+  /** Top-level field names that may be queried and sorted on. */
+  readonly fields = new Set<string>(['id']);
+  /** Next generator index (keeps generated slugs and filenames unique). */
+  nextIndex = 0;
+  private readonly sorted = new Map<string, StoredRecord[]>();
+  private readonly reverse = new Map<string, Map<string, string[]>>();
+
+  constructor(readonly slug: CollectionSlug) {
+    for (const j of JOINS[slug]) this.fields.add(j.field);
+    for (const f of STATIC_JOINS[slug] ?? []) this.fields.add(f);
+  }
+
+  /** Call after any change: drops the cached orders and indexes. */
+  changed(): void {
+    this.sorted.clear();
+    this.reverse.clear();
+  }
+
+  put(rec: StoredRecord): void {
+    this.byId.set(rec.id, rec);
+    for (const k of Object.keys(rec.main)) this.fields.add(k);
+    this.changed();
+  }
+
+  remove(id: string): StoredRecord | undefined {
+    const rec = this.byId.get(id);
+    if (rec) {
+      this.byId.delete(id);
+      this.changed();
+    }
+    return rec;
+  }
+
+  /** All records in the order of `sort` (ties by id ascending), cached until the next change. */
+  ordered(sort: string, draft: boolean, lc: LocaleCtx): StoredRecord[] {
+    const key = `${draft ? 'd' : 'p'}|${lc.locale}|${lc.fallback}|${sort}`;
+    let hit = this.sorted.get(key);
+    if (!hit) {
+      const keys = parseSort(sort, this.fields);
+      hit = sortDocs([...this.byId.values()], (r) => viewOf(r, draft), keys, lc);
+      this.sorted.set(key, hit);
+    }
+    return hit;
+  }
+
+  /** Ids of records whose `field` holds `targetId`, newest created first, cached until the next change. */
+  pointingAt(field: string, targetId: string): readonly string[] {
+    let index = this.reverse.get(field);
+    if (!index) {
+      index = new Map();
+      for (const rec of this.ordered('-createdAt', false, { locale: 'en', fallback: 'en' })) {
+        const v = rec.main[field];
+        for (const t of Array.isArray(v) ? v : [v]) {
+          if (typeof t !== 'string') continue;
+          const list = index.get(t);
+          if (list) list.push(rec.id);
+          else index.set(t, [rec.id]);
+        }
+      }
+      this.reverse.set(field, index);
+    }
+    return index.get(targetId) ?? [];
+  }
+
+  /** A random existing id (for generated relationships). */
+  randomId(prng: Prng): string | null {
+    if (this.byId.size === 0) return null;
+    const n = prng.int(0, this.byId.size - 1);
+    let i = 0;
+    for (const id of this.byId.keys()) if (i++ === n) return id;
+    return null;
+  }
+}
+
+export interface TenantData {
+  readonly slug: string;
+  readonly name: string;
+  readonly key: string;
+  readonly collections: Record<CollectionSlug, CollectionData>;
+  readonly prng: Prng;
+  readonly ids: IdMaker;
+}
+
+const DAY = 86_400_000;
+
+/** The fixed epoch of a seed's data: mid-January 2026 plus a seed-derived number of minutes. */
+export const epochFor = (seed: number): number => Date.UTC(2026, 0, 15) + (Math.abs(seed) % 10_000) * 60_000;
+
+/** Deep copy of JSON data. */
+export const clone = <T extends JsonValue>(v: T): T => structuredClone(v);
+
+/** `updatedAt` for a change: strictly after every previous value given, and not before now. */
+export const nextStamp = (now: number, previous: readonly (JsonValue | undefined)[]): string => {
+  let t = now;
+  for (const p of previous) {
+    if (typeof p !== 'string') continue;
+    const ms = Date.parse(p);
+    if (!Number.isNaN(ms) && ms + 1 > t) t = ms + 1;
+  }
+  return iso(t);
+};
+
+export interface GenerateOptions {
+  readonly seed: number;
+  readonly tenants: number;
+  readonly records: number;
+  readonly keys: Readonly<Record<string, string>>;
+}
+
+/** The whole data set, deterministic from the seed. */
+export function generateTenants(opts: GenerateOptions): TenantData[] {
+  const root = new Prng(opts.seed);
+  const names = tenantNames(root.fork(1), opts.tenants);
+  const epochMs = epochFor(opts.seed);
+  return names.map((n, t) => {
+    const prng = root.fork(100 + t);
+    const key = opts.keys[n.slug] ?? makeKey(prng.fork(7));
+    const ids = new IdMaker(prng.fork(11));
+    const collections = Object.fromEntries(COLLECTIONS.map((c) => [c, new CollectionData(c)])) as Record<
+      CollectionSlug,
+      CollectionData
+    >;
+    const tenant: TenantData = { slug: n.slug, name: n.name, key, collections, prng, ids };
+    for (const c of GENERATION_ORDER) generateCollection(tenant, c, countFor(c, opts.records), epochMs);
+    return tenant;
+  });
+}
+
+function generateCollection(t: TenantData, c: CollectionSlug, count: number, epochMs: number): void {
+  const prng = t.prng.fork(COLLECTIONS.indexOf(c) + 1);
+  // A pool of about count/3 distinct updatedAt values (so ties exist at every page size) plus three "bulk import"
+  // instants shared by many records.
+  const yearMs = 365 * DAY;
+  const pool: number[] = [];
+  for (let i = 0; i < Math.max(1, Math.ceil(count / 3)); i++) pool.push(epochMs - prng.int(0, yearMs));
+  const clusters = [epochMs - prng.int(0, yearMs), epochMs - prng.int(0, yearMs), epochMs - prng.int(0, 30 * DAY)];
+  const refLists = new Map<CollectionSlug, string[]>();
+  const ref = (target: CollectionSlug): string | null => {
+    let list = refLists.get(target);
+    if (!list) {
+      list = [...t.collections[target].byId.keys()];
+      refLists.set(target, list);
+    }
+    return list.length ? (list[prng.int(0, list.length - 1)] as string) : null;
+  };
+  const ctx: GenContext = {
+    prng,
+    ids: t.ids,
+    tenant: t.slug,
+    tenantName: t.name,
+    site: `https://www.${t.slug}.example.org`,
+    epochMs,
+    stamps: () => {
+      const updatedAt = prng.chance(0.15)
+        ? (clusters[prng.int(0, 2)] as number)
+        : (pool[prng.int(0, pool.length - 1)] as number);
+      return { createdAt: updatedAt - prng.int(0, 90) * DAY - prng.int(0, 86_399_999), updatedAt };
+    },
+    ref,
+  };
+  const data = t.collections[c];
+  const versioned = VERSIONED.has(c);
+  for (let i = 0; i < count; i++) {
+    const main = GENERATORS[c](ctx, data.nextIndex++);
+    let draft: JsonObject | null = null;
+    if (versioned && main._status === 'published' && prng.chance(0.2)) draft = makeDraft(main, prng);
+    data.put({ id: String(main.id), main, draft });
+  }
+}
+
+/** A newer draft of a published record: title and description differ, `_status` draft, later updatedAt. */
+export function makeDraft(main: JsonObject, prng: Prng): JsonObject {
+  const d = clone(main);
+  for (const f of ['title', 'name', 'description']) {
+    const v = d[f];
+    if (isJsonObject(v) && typeof v.en === 'string') v.en = `${v.en} (draft ${prng.int(2, 9)})`;
+  }
+  d._status = 'draft';
+  d.updatedAt = iso(Date.parse(String(main.updatedAt)) + prng.int(1, 10 * 24 * 60) * 60_000);
+  return d;
+}
+
+/** A generator context for records created at run time (mutator creates): stamps are "now". */
+export function runtimeContext(t: TenantData, prng: Prng, now: number): GenContext {
+  return {
+    prng,
+    ids: t.ids,
+    tenant: t.slug,
+    tenantName: t.name,
+    site: `https://www.${t.slug}.example.org`,
+    epochMs: now,
+    stamps: () => ({ createdAt: now, updatedAt: now }),
+    ref: (target) => t.collections[target].randomId(prng),
+  };
+}
+
+/** Relationship ids held by a stored record, for consistency checks in tests. */
+export const relationshipIds = (c: CollectionSlug, doc: JsonObject): string[] =>
+  RELATIONSHIPS[c].flatMap((r) => {
+    const v = doc[r.field];
+    return (Array.isArray(v) ? v : [v]).filter((x): x is string => typeof x === 'string');
+  });

@@ -1,0 +1,72 @@
+import { isJsonObject, type JsonObject, type JsonValue } from '../ids.js';
+import type { CollectionSlug } from '../partners/collections.js';
+import type { SimParams } from './parse-params.js';
+import { type TenantData, viewOf } from './sim-db.js';
+import { applySelect, isLocaleObject, type LocaleCtx, resolveLocale } from './sim-query.js';
+import { JOINS, LOCALIZED, RELATIONSHIPS, STATIC_JOINS } from './sim-schema.js';
+
+export interface ShapeCtx {
+  readonly tenant: TenantData;
+  readonly params: SimParams;
+  /** Origin of the simulator, prefixed to media delivery URLs. */
+  readonly origin: string;
+}
+
+const DEFAULT_JOIN_LIMIT = 10;
+
+const joinLimit = (params: SimParams, field: string): number => {
+  if (!params.joins) return DEFAULT_JOIN_LIMIT;
+  const j = params.joins[field];
+  if (isJsonObject(j) && typeof j.limit === 'string' && /^\d+$/.test(j.limit)) return Number(j.limit);
+  return DEFAULT_JOIN_LIMIT;
+};
+
+/** A stored document as the API returns it: locale resolved, relationships and joins to `depth`, select applied. */
+export function shapeDoc(c: CollectionSlug, stored: JsonObject, ctx: ShapeCtx, depth: number): JsonObject {
+  const { params } = ctx;
+  const lc: LocaleCtx = { locale: params.locale, fallback: params.fallbackLocale };
+  const out: JsonObject = {};
+  for (const [k, v] of Object.entries(stored)) {
+    out[k] = LOCALIZED.has(k) && isLocaleObject(v) ? resolveLocale(v, lc) : v;
+  }
+  if (depth > 0) {
+    for (const rel of RELATIONSHIPS[c]) {
+      const v = out[rel.field];
+      if (v === undefined || v === null) continue;
+      out[rel.field] = Array.isArray(v)
+        ? v.map((x) => populate(rel.to, x, ctx, depth))
+        : populate(rel.to, v, ctx, depth);
+    }
+  }
+  if (params.joins !== false) {
+    const id = String(stored.id);
+    for (const j of JOINS[c]) {
+      const ids = ctx.tenant.collections[j.from].pointingAt(j.on, id);
+      const limit = joinLimit(params, j.field);
+      const page = limit === 0 ? ids : ids.slice(0, limit);
+      out[j.field] = {
+        docs: depth > 0 ? page.map((x) => populate(j.from, x, ctx, depth)) : [...page],
+        hasNextPage: limit !== 0 && ids.length > limit,
+      };
+    }
+    for (const f of STATIC_JOINS[c] ?? []) out[f] = { docs: [], hasNextPage: false };
+  }
+  if (c === 'media') {
+    delete out.id;
+    for (const f of ['url', 'src']) {
+      const u = out[f];
+      if (typeof u === 'string' && u.startsWith('/')) out[f] = ctx.origin + u;
+    }
+  }
+  return params.select && depth === params.depth ? applySelect(out, params.select, c !== 'media') : out;
+}
+
+/** A populated relationship: the related record one level shallower, or the bare id if it no longer exists. */
+function populate(to: CollectionSlug, v: JsonValue, ctx: ShapeCtx, depth: number): JsonValue {
+  if (typeof v !== 'string') return v;
+  const rec = ctx.tenant.collections[to].byId.get(v);
+  if (!rec) return v;
+  const doc = shapeDoc(to, viewOf(rec, ctx.params.draft), ctx, depth - 1);
+  const sel = ctx.params.populate?.[to];
+  return isJsonObject(sel) ? applySelect(doc, sel, to !== 'media') : doc;
+}

@@ -1,0 +1,313 @@
+import { isJsonObject, type JsonObject, type JsonValue } from '../ids.js';
+import {
+  type CollectionSlug,
+  FORBIDDEN_FIELDS,
+  FORBIDDEN_ON,
+  type RouteOp,
+  VERSIONED,
+} from '../partners/collections.js';
+import type { SimParams } from './parse-params.js';
+import { iso } from './sim-content.js';
+import { type CollectionData, clone, nextStamp, type StoredRecord, type TenantData } from './sim-db.js';
+import { isLocaleObject, SimHttpError, validationError } from './sim-query.js';
+import { notFound } from './sim-read.js';
+import { ISO_RE, LOCALES, LOCALIZED, RELATIONSHIPS, REQUIRED_ON_CREATE, SERVER_OWNED, UNIQUE } from './sim-schema.js';
+
+type Kind = 'localized' | 'rel' | 'relMany' | 'date' | 'string' | 'number' | 'boolean' | 'object' | 'array' | 'any';
+
+const kindsCache = new WeakMap<CollectionData, Map<string, Kind>>();
+
+/** The kind of each field of a collection, learnt from its stored records (relationships from the schema). */
+function fieldKinds(data: CollectionData): Map<string, Kind> {
+  const hit = kindsCache.get(data);
+  if (hit) return hit;
+  const kinds = new Map<string, Kind>();
+  for (const r of RELATIONSHIPS[data.slug]) kinds.set(r.field, r.hasMany ? 'relMany' : 'rel');
+  let seen = 0;
+  for (const rec of data.byId.values()) {
+    for (const [k, v] of Object.entries(rec.main)) {
+      if (kinds.has(k) && kinds.get(k) !== 'any') continue;
+      kinds.set(k, kindOf(k, v));
+    }
+    if (++seen > 50) break;
+  }
+  kindsCache.set(data, kinds);
+  return kinds;
+}
+
+const kindOf = (k: string, v: JsonValue): Kind => {
+  if (v === null) return 'any';
+  if (LOCALIZED.has(k) && isLocaleObject(v)) return 'localized';
+  if (typeof v === 'string') return ISO_RE.test(v) ? 'date' : 'string';
+  if (typeof v === 'number') return 'number';
+  if (typeof v === 'boolean') return 'boolean';
+  if (Array.isArray(v)) return 'array';
+  return 'object';
+};
+
+interface Issue {
+  path: string;
+  message: string;
+}
+
+/** Checks a write body; returns the accepted fields (unknown and server-owned fields are dropped, as Payload does). */
+function validateBody(
+  t: TenantData,
+  c: CollectionSlug,
+  body: unknown,
+  op: RouteOp,
+  params: SimParams,
+  existing: StoredRecord | null,
+): JsonObject {
+  if (!isJsonObject(body as JsonValue)) throw new SimHttpError(400, 'The request body must be a JSON object');
+  const b = body as JsonObject;
+  const issues: Issue[] = [];
+  const forbiddenOps = FORBIDDEN_ON[c] ?? [];
+  const forbiddenOp = op === 'create' ? 'create' : op === 'put' || op === 'patch' ? 'put' : op;
+  if (forbiddenOps.includes(forbiddenOp)) {
+    for (const f of FORBIDDEN_FIELDS) {
+      if (f in b) issues.push({ path: f, message: `${f} cannot be set by this route; use the {id}/blocks endpoint` });
+    }
+    const theme = b.theme;
+    if (isJsonObject(theme) && 'themeSettings' in theme && !issues.some((i) => i.path === 'theme'))
+      issues.push({ path: 'theme.themeSettings', message: 'themeSettings cannot be set by this route' });
+  }
+  const data = t.collections[c];
+  const kinds = fieldKinds(data);
+  const accepted: JsonObject = {};
+  for (const [k, v] of Object.entries(b)) {
+    if (SERVER_OWNED.has(k) || issues.some((i) => i.path === k)) continue;
+    const kind = kinds.get(k);
+    if (k === '_status') {
+      if (!VERSIONED.has(c)) continue;
+      if (v !== 'draft' && v !== 'published') issues.push({ path: k, message: 'must be "draft" or "published"' });
+      else accepted[k] = v;
+      continue;
+    }
+    if (kind === undefined) continue;
+    const bad = checkKind(t, c, k, kind, v, params);
+    if (bad) issues.push({ path: k, message: bad });
+    else accepted[k] = v;
+  }
+  if (c === 'media' && existing && 'filename' in accepted && accepted.filename !== existing.id)
+    issues.push({ path: 'filename', message: 'filename cannot be changed (it addresses the media record)' });
+  if (op === 'create') {
+    for (const f of REQUIRED_ON_CREATE[c] ?? []) {
+      const v = accepted[f];
+      if (v === undefined || v === null || v === '') issues.push({ path: f, message: 'This field is required.' });
+    }
+  }
+  const uniq = UNIQUE[c];
+  if (uniq && typeof accepted[uniq] === 'string') {
+    for (const rec of data.byId.values()) {
+      if (rec.id === existing?.id) continue;
+      if (rec.main[uniq] === accepted[uniq] || rec.draft?.[uniq] === accepted[uniq]) {
+        issues.push({ path: uniq, message: 'Value must be unique' });
+        break;
+      }
+    }
+  }
+  if (issues.length) throw validationError(c, issues);
+  return accepted;
+}
+
+const checkKind = (
+  t: TenantData,
+  c: CollectionSlug,
+  k: string,
+  kind: Kind,
+  v: JsonValue,
+  params: SimParams,
+): string | null => {
+  switch (kind) {
+    case 'localized':
+      if (v === null || typeof v === 'string') return null;
+      if (params.locale === 'all' && isJsonObject(v)) {
+        const ok = Object.entries(v).every(
+          ([l, x]) => (LOCALES as readonly string[]).includes(l) && (typeof x === 'string' || x === null),
+        );
+        return ok ? null : 'must map locales (en, fr) to strings';
+      }
+      return 'must be a string';
+    case 'rel': {
+      if (v === null) return null;
+      const rel = RELATIONSHIPS[c].find((r) => r.field === k);
+      if (typeof v !== 'string') return 'must be a record id';
+      return rel && !t.collections[rel.to].byId.has(v) ? `no ${rel.to} record with id ${v}` : null;
+    }
+    case 'relMany': {
+      const rel = RELATIONSHIPS[c].find((r) => r.field === k);
+      if (!Array.isArray(v) || !v.every((x) => typeof x === 'string')) return 'must be an array of record ids';
+      const missing = rel ? v.find((x) => !t.collections[rel.to].byId.has(x as string)) : undefined;
+      return missing ? `no ${rel?.to} record with id ${missing}` : null;
+    }
+    case 'date':
+      return v === null || (typeof v === 'string' && ISO_RE.test(v)) ? null : 'must be an ISO 8601 date-time';
+    case 'string':
+      return v === null || typeof v === 'string' ? null : 'must be a string';
+    case 'number':
+      return v === null || typeof v === 'number' ? null : 'must be a number';
+    case 'boolean':
+      return v === null || typeof v === 'boolean' ? null : 'must be a boolean';
+    case 'array':
+      return Array.isArray(v) ? null : 'must be an array';
+    case 'object':
+      return v === null || isJsonObject(v) ? null : 'must be an object';
+    default:
+      return null;
+  }
+};
+
+/** Payload-style merge: group objects merge field by field, arrays and scalars replace; localized fields per locale. */
+function merge(target: JsonObject, patch: JsonObject, locale: string): JsonObject {
+  const out = clone(target);
+  for (const [k, v] of Object.entries(patch)) {
+    const cur = out[k];
+    if (LOCALIZED.has(k) && (isLocaleObject(cur) || cur === undefined || cur === null)) {
+      const base: JsonObject = isJsonObject(cur) ? cur : {};
+      if (locale === 'all' && isJsonObject(v)) out[k] = { ...base, ...v };
+      else out[k] = { ...base, [locale === 'all' ? 'en' : locale]: v };
+      continue;
+    }
+    out[k] = isJsonObject(v) && isJsonObject(cur) && !isLocaleObject(cur) ? deepMerge(cur, v) : clone(v);
+  }
+  return out;
+}
+
+const deepMerge = (a: JsonObject, b: JsonObject): JsonObject => {
+  const out: JsonObject = { ...a };
+  for (const [k, v] of Object.entries(b)) {
+    const cur = out[k];
+    out[k] = isJsonObject(v) && isJsonObject(cur) ? deepMerge(cur, v) : clone(v);
+  }
+  return out;
+};
+
+/** An empty record of a collection: every field present with an empty value, as Payload returns defaults. */
+function blankRecord(data: CollectionData): JsonObject {
+  const sample = data.byId.values().next().value?.main;
+  const blank = (v: JsonValue, k: string): JsonValue => {
+    if (Array.isArray(v)) return [];
+    if (typeof v === 'boolean') return false;
+    if (LOCALIZED.has(k) && isLocaleObject(v)) return null;
+    if (isJsonObject(v)) {
+      const o: JsonObject = {};
+      for (const [kk, vv] of Object.entries(v)) o[kk] = blank(vv, kk);
+      return o;
+    }
+    return null;
+  };
+  const out: JsonObject = {};
+  if (sample) for (const [k, v] of Object.entries(sample)) out[k] = blank(v, k);
+  if ('theme' in out) out.theme = { themeSettings: [] };
+  return out;
+}
+
+export interface WriteResult {
+  readonly stored: JsonObject;
+  /** Read the result back as a draft (the write addressed the draft). */
+  readonly draft: boolean;
+}
+
+export interface WriteDeps {
+  readonly now: () => number;
+}
+
+/** POST: creates a record (a draft-only record with `draft=true` on versioned collections). */
+export function createDoc(
+  deps: WriteDeps,
+  t: TenantData,
+  c: CollectionSlug,
+  body: unknown,
+  params: SimParams,
+): WriteResult {
+  const accepted = validateBody(t, c, body, 'create', params, null);
+  const data = t.collections[c];
+  const now = deps.now();
+  const stamp = iso(now);
+  let doc = merge(blankRecord(data), accepted, params.locale);
+  if (c === 'media') {
+    const filename = String(accepted.filename);
+    doc = {
+      ...doc,
+      id: filename,
+      prefix: 'media',
+      src: `/media/${t.slug}/${filename}`,
+      url: `/media/${t.slug}/${filename}`,
+    };
+  } else {
+    doc = { id: t.ids.make(now), ...doc, tenant: t.slug };
+  }
+  doc.createdAt = stamp;
+  doc.updatedAt = stamp;
+  const versioned = VERSIONED.has(c);
+  if (versioned) doc._status = params.draft ? 'draft' : (accepted._status ?? 'published');
+  if (typeof doc.slug !== 'string' && 'slug' in doc) {
+    const title = doc.title;
+    const en = isJsonObject(title) ? title.en : title;
+    if (typeof en === 'string') doc.slug = uniqueSlug(data, en);
+  }
+  const rec: StoredRecord = { id: String(doc.id), main: doc, draft: null };
+  data.put(rec);
+  return { stored: doc, draft: params.draft && versioned };
+}
+
+const uniqueSlug = (data: CollectionData, title: string): string => {
+  const base =
+    title
+      .toLowerCase()
+      .normalize('NFD')
+      .replace(/[\u0300-\u036f]/g, '')
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-|-$/g, '') || 'untitled';
+  const taken = new Set<JsonValue | undefined>([...data.byId.values()].map((r) => r.main.slug));
+  let slug = base;
+  for (let i = 2; taken.has(slug); i++) slug = `${base}-${i}`;
+  return slug;
+};
+
+/** PUT or PATCH: a partial update of the published record, or of the draft with `draft=true`. */
+export function updateDoc(
+  deps: WriteDeps,
+  t: TenantData,
+  c: CollectionSlug,
+  id: string,
+  body: unknown,
+  params: SimParams,
+  op: 'put' | 'patch',
+): WriteResult {
+  const data = t.collections[c];
+  const rec = data.byId.get(id);
+  if (!rec) throw notFound();
+  const accepted = validateBody(t, c, body, op, params, rec);
+  const now = deps.now();
+  if (VERSIONED.has(c) && params.draft) {
+    const base = rec.draft ?? rec.main;
+    const next = merge(base, accepted, params.locale);
+    next._status = 'draft';
+    next.updatedAt = nextStamp(now, [rec.main.updatedAt, rec.draft?.updatedAt]);
+    rec.draft = next;
+    data.changed();
+    return { stored: next, draft: true };
+  }
+  const next = merge(rec.main, accepted, params.locale);
+  next.updatedAt = nextStamp(now, [rec.main.updatedAt, rec.draft?.updatedAt]);
+  if (VERSIONED.has(c)) {
+    next._status = accepted._status ?? 'published';
+    // Publishing makes this version the latest: an older unpublished draft is superseded (Payload's versions).
+    rec.draft = null;
+  }
+  rec.main = next;
+  data.changed();
+  return { stored: next, draft: false };
+}
+
+/** DELETE: removes the record and returns it as it was. */
+export function deleteDoc(t: TenantData, c: CollectionSlug, id: string): StoredRecord {
+  const rec = t.collections[c].byId.get(id);
+  if (!rec) throw notFound();
+  t.collections[c].remove(id);
+  return rec;
+}
+
+export { fieldKinds };
