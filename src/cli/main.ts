@@ -19,6 +19,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
     summary: 'run read-only SQL over the mirror',
     load: async () => (await import('./sql-command.js')).sqlCommand,
   },
+  backup: {
+    summary: 'write an online, consistent copy of the mirror',
+    load: async () => (await import('./backup-command.js')).backupCommand,
+  },
 };
 
 const usage = (): string =>

@@ -1,0 +1,252 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+
+/** What the metrics need from a BullMQ queue: its name and its job counts (read on each scrape). */
+export interface QueueLike {
+  readonly name: string;
+  getJobCounts(...types: string[]): Promise<Record<string, number>>;
+}
+
+/** One upstream request as the HTTP client reports it; `route` is the route template, never a URL. */
+export interface UpstreamRequestEvent {
+  readonly tenant: string;
+  readonly method: string;
+  readonly route: string;
+  readonly status: number;
+  readonly ms: number;
+}
+
+/** The part of a sync report (one collection of one tenant) the metrics read. */
+export interface SyncReportLike {
+  readonly name: string;
+  readonly inserted: number;
+  readonly updated: number;
+  readonly deleted: number;
+  readonly ms: number;
+  readonly error?: string;
+  readonly skipped?: string;
+}
+
+export interface SyncFinishedEvent {
+  readonly tenant: string;
+  readonly mode: string;
+  readonly report: SyncReportLike;
+}
+
+/** One write pushed upstream (or given up on): `status` is its outcome, e.g. `ok`, `failed`, `conflict`. */
+export interface WriteFinishedEvent {
+  readonly tenant: string;
+  readonly collection: string;
+  readonly op: string;
+  readonly status: string;
+  readonly ms?: number;
+}
+
+export interface OpsMetricsOptions {
+  /** Clock for lag; default `Date.now`. */
+  readonly now?: () => number;
+  /** Add Node's process metrics (CPU, memory, event loop, GC) under the `understudy_` prefix. Default true. */
+  readonly processMetrics?: boolean;
+  /** How long a scrape waits for queue counts before leaving them out (default 1000 ms). */
+  readonly queueTimeoutMs?: number;
+}
+
+/**
+ * The process's Prometheus metrics, on a registry of their own (not prom-client's global one), with one hook
+ * per event the rest of the code reports. Hooks never throw and never block.
+ */
+export interface OpsMetrics {
+  readonly registry: Registry;
+  /** The `Content-Type` of `text()`. */
+  readonly contentType: string;
+  /** Counts an upstream request by tenant, method, route template and status; 429s also count as rate limited. */
+  upstreamRequest(e: UpstreamRequestEvent): void;
+  /** Records time a request waited at the rate gate before it could be sent. */
+  gateWaited(e: { readonly kind: string; readonly ms: number }): void;
+  /** Records one finished collection sync: duration, records upserted and deleted, and (on success) its time for lag. */
+  syncFinished(e: SyncFinishedEvent): void;
+  /** Seeds the time of a collection's last successful sync (e.g. from the store at start), for lag. */
+  lastSuccess(tenant: string, collection: string, at: number): void;
+  /** Counts one write's outcome. */
+  writeFinished(e: WriteFinishedEvent): void;
+  /** Queues whose depth is read at each scrape. */
+  watchQueues(queues: readonly QueueLike[]): void;
+  /** The Prometheus text exposition of every metric. */
+  text(): Promise<string>;
+}
+
+const QUEUE_STATES = [
+  'waiting',
+  'active',
+  'delayed',
+  'prioritized',
+  'waiting-children',
+  'paused',
+  'failed',
+  'completed',
+];
+
+const withTimeout = <T>(p: Promise<T>, ms: number): Promise<T> => {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
+    timer.unref();
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+};
+
+/** Builds the metrics registry and its hooks. */
+export function createOpsMetrics(opts: OpsMetricsOptions = {}): OpsMetrics {
+  const now = opts.now ?? Date.now;
+  const queueTimeoutMs = opts.queueTimeoutMs ?? 1000;
+  const registry = new Registry();
+  const registers = [registry];
+  if (opts.processMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'understudy_' });
+
+  const requests = new Counter({
+    name: 'understudy_upstream_requests_total',
+    help: 'Requests sent to the Partners API, by tenant, method, route template and HTTP status (0: no answer).',
+    labelNames: ['tenant', 'method', 'route', 'status'] as const,
+    registers,
+  });
+  const requestSeconds = new Histogram({
+    name: 'understudy_upstream_request_duration_seconds',
+    help: 'Time from sending a Partners API request to its answer, by tenant and method.',
+    labelNames: ['tenant', 'method'] as const,
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers,
+  });
+  const rateLimited = new Counter({
+    name: 'understudy_upstream_rate_limited_total',
+    help: 'Partners API answers with status 429, by tenant and route template.',
+    labelNames: ['tenant', 'route'] as const,
+    registers,
+  });
+  const gateWait = new Histogram({
+    name: 'understudy_rate_gate_wait_seconds',
+    help: 'Time a request waited at the per-key rate gate before it could be sent, by kind (read, write).',
+    labelNames: ['kind'] as const,
+    buckets: [0.01, 0.1, 0.5, 1, 5, 15, 30, 60, 120],
+    registers,
+  });
+  const upserted = new Counter({
+    name: 'understudy_records_upserted_total',
+    help: 'Records written into the mirror by sync, by tenant, collection and change (inserted, updated).',
+    labelNames: ['tenant', 'collection', 'change'] as const,
+    registers,
+  });
+  const deleted = new Counter({
+    name: 'understudy_records_deleted_total',
+    help: 'Records marked deleted in the mirror by sync, by tenant and collection.',
+    labelNames: ['tenant', 'collection'] as const,
+    registers,
+  });
+  const syncSeconds = new Histogram({
+    name: 'understudy_sync_duration_seconds',
+    help: 'Duration of one collection sync, by tenant, collection, mode and status (ok, failed, skipped).',
+    labelNames: ['tenant', 'collection', 'mode', 'status'] as const,
+    buckets: [0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600],
+    registers,
+  });
+  const successes = new Map<string, { tenant: string; collection: string; at: number }>();
+  new Gauge({
+    name: 'understudy_sync_last_success_timestamp_seconds',
+    help: 'Unix time of the last successful sync, by tenant and collection.',
+    labelNames: ['tenant', 'collection'] as const,
+    registers,
+    collect() {
+      for (const s of successes.values()) this.set({ tenant: s.tenant, collection: s.collection }, s.at / 1000);
+    },
+  });
+  new Gauge({
+    name: 'understudy_sync_lag_seconds',
+    help: 'Seconds since the last successful sync (now - last success), by tenant and collection.',
+    labelNames: ['tenant', 'collection'] as const,
+    registers,
+    collect() {
+      const t = now();
+      for (const s of successes.values()) {
+        this.set({ tenant: s.tenant, collection: s.collection }, Math.max(0, (t - s.at) / 1000));
+      }
+    },
+  });
+  const writes = new Counter({
+    name: 'understudy_writes_total',
+    help: 'Writes pushed to the Partners API, by tenant, collection, operation and outcome.',
+    labelNames: ['tenant', 'collection', 'op', 'status'] as const,
+    registers,
+  });
+  const writeSeconds = new Histogram({
+    name: 'understudy_write_duration_seconds',
+    help: 'Time one write job took, by operation and outcome.',
+    labelNames: ['op', 'status'] as const,
+    buckets: [0.05, 0.1, 0.5, 1, 5, 15, 60],
+    registers,
+  });
+
+  const queues: QueueLike[] = [];
+  new Gauge({
+    name: 'understudy_queue_jobs',
+    help: 'Jobs in each BullMQ queue by state, read from Redis at scrape time (absent when Redis does not answer).',
+    labelNames: ['queue', 'state'] as const,
+    registers,
+    async collect() {
+      this.reset();
+      await Promise.all(
+        queues.map(async (q) => {
+          try {
+            const counts = await withTimeout(q.getJobCounts(...QUEUE_STATES), queueTimeoutMs);
+            for (const state of QUEUE_STATES) this.set({ queue: q.name, state }, counts[state] ?? 0);
+          } catch {
+            // Redis unreachable: leave this queue out of the scrape rather than report stale depths.
+          }
+        }),
+      );
+    },
+  });
+  const safe =
+    <A extends unknown[]>(fn: (...args: A) => void) =>
+    (...args: A): void => {
+      try {
+        fn(...args);
+      } catch {
+        // A metric must never break the work it measures.
+      }
+    };
+
+  return {
+    registry,
+    contentType: registry.contentType,
+    upstreamRequest: safe((e: UpstreamRequestEvent) => {
+      const status = String(e.status);
+      requests.inc({ tenant: e.tenant, method: e.method, route: e.route, status });
+      requestSeconds.observe({ tenant: e.tenant, method: e.method }, e.ms / 1000);
+      if (e.status === 429) rateLimited.inc({ tenant: e.tenant, route: e.route });
+    }),
+    gateWaited: safe((e: { kind: string; ms: number }) => {
+      gateWait.observe({ kind: e.kind }, Math.max(0, e.ms) / 1000);
+    }),
+    syncFinished: safe((e: SyncFinishedEvent) => {
+      const { tenant, mode, report: r } = e;
+      const collection = r.name;
+      const status = r.error ? 'failed' : r.skipped ? 'skipped' : 'ok';
+      syncSeconds.observe({ tenant, collection, mode, status }, r.ms / 1000);
+      if (r.inserted > 0) upserted.inc({ tenant, collection, change: 'inserted' }, r.inserted);
+      if (r.updated > 0) upserted.inc({ tenant, collection, change: 'updated' }, r.updated);
+      if (r.deleted > 0) deleted.inc({ tenant, collection }, r.deleted);
+      if (status === 'ok') successes.set(`${tenant}\u0000${collection}`, { tenant, collection, at: now() });
+    }),
+    lastSuccess: safe((tenant: string, collection: string, at: number) => {
+      const k = `${tenant}\u0000${collection}`;
+      const prev = successes.get(k);
+      if (!prev || prev.at < at) successes.set(k, { tenant, collection, at });
+    }),
+    writeFinished: safe((e: WriteFinishedEvent) => {
+      writes.inc({ tenant: e.tenant, collection: e.collection, op: e.op, status: e.status });
+      if (e.ms !== undefined) writeSeconds.observe({ op: e.op, status: e.status }, e.ms / 1000);
+    }),
+    watchQueues(list) {
+      for (const q of list) if (!queues.includes(q)) queues.push(q);
+    },
+    text: () => registry.metrics(),
+  };
+}

@@ -1,0 +1,95 @@
+import BetterSqlite3 from 'better-sqlite3';
+import type { Queue } from 'bullmq';
+import type { Config } from '../config/config-schema.js';
+import type { Logger } from '../log.js';
+import { type ReloadTarget, type SighupWatcher, watchSighup } from './config-reload.js';
+import { DASHBOARD_TOKEN_ENV, type OpsServer, startOpsServer } from './http-server.js';
+import type { OpsMetrics } from './metrics.js';
+import { databaseCheck, type PingableRedis, redisCheck, runChecks } from './readiness.js';
+
+/** What the ops side needs from a running worker. */
+export interface OpsWorker extends ReloadTarget {
+  /** Queues for the dashboard and the depth metrics. */
+  readonly queues: readonly Queue[];
+  /** The worker's command connection, pinged by `/readyz`. */
+  readonly redis: PingableRedis;
+}
+
+export interface WorkerOpsOptions {
+  /** Serve the HTTP endpoints on this port; absent: no server (SIGHUP reload still works). */
+  readonly port?: number;
+  readonly host?: string;
+  readonly configPath: string;
+  readonly config: Config;
+  readonly databasePath: string;
+  /** Migrations `/readyz` requires; default: those applied in the database when the worker started. */
+  readonly expectedMigrations?: readonly string[];
+  readonly worker: OpsWorker;
+  readonly metrics: OpsMetrics;
+  readonly log: Logger;
+  /** For the dashboard token; default `process.env`. */
+  readonly env?: NodeJS.ProcessEnv;
+  /** Per readiness check (default 1500 ms). */
+  readonly checkTimeoutMs?: number;
+}
+
+export interface WorkerOps extends AsyncDisposable {
+  readonly server: OpsServer | null;
+  readonly sighup: SighupWatcher;
+  close(): Promise<void>;
+}
+
+/** The migrations applied in a database, by name (empty when it has none). */
+export function appliedMigrations(path: string): string[] {
+  const db = new BetterSqlite3(path, { readonly: true, fileMustExist: true, timeout: 1000 });
+  try {
+    const table = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'kysely_migration'").get();
+    if (!table) return [];
+    return (db.prepare('SELECT name FROM kysely_migration ORDER BY name').all() as { name: string }[]).map(
+      (r) => r.name,
+    );
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * Everything operational around a worker: the SIGHUP config reload, queue depths in the metrics and, with a
+ * port, the `/healthz`, `/readyz`, `/metrics` and `/queues` endpoints. Call after the worker has opened its
+ * database (migrations applied).
+ */
+export async function startWorkerOps(opts: WorkerOpsOptions): Promise<WorkerOps> {
+  const { worker, metrics, log } = opts;
+  const env = opts.env ?? process.env;
+  metrics.watchQueues(worker.queues);
+  const sighup = watchSighup({ configPath: opts.configPath, initial: opts.config, target: worker, log });
+  let server: OpsServer | null = null;
+  if (opts.port !== undefined) {
+    const expected = opts.expectedMigrations ?? appliedMigrations(opts.databasePath);
+    const checks = { redis: redisCheck(worker.redis), database: databaseCheck(opts.databasePath, expected) };
+    const token = env[DASHBOARD_TOKEN_ENV];
+    try {
+      server = await startOpsServer({
+        port: opts.port,
+        ...(opts.host ? { host: opts.host } : {}),
+        metrics,
+        ready: () => runChecks(checks, opts.checkTimeoutMs),
+        queues: worker.queues,
+        ...(token ? { dashboardToken: token } : {}),
+      });
+    } catch (err) {
+      await sighup.close();
+      throw err;
+    }
+    log.info({ port: server.port, dashboard: token ? '/queues' : 'off' }, 'ops endpoints listening');
+  }
+  let closing: Promise<void> | null = null;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      await sighup.close();
+      await server?.close();
+    })();
+    return closing;
+  };
+  return { server, sighup, close, [Symbol.asyncDispose]: close };
+}
