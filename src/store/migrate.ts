@@ -1,11 +1,13 @@
 import { type Kysely, type Migration, type MigrationProvider, Migrator } from 'kysely';
 import * as m001 from '../../migrations/2026-11-22-001-create-mirror.js';
+import * as m002 from '../../migrations/2026-11-22-002-write-log.js';
 import { UnderstudyError } from '../errors.js';
 import type { Database } from './db-schema.js';
 
 /** Every migration, by name; Kysely runs them in name order. Static imports so the build carries them. */
 const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22-001-create-mirror': m001,
+  '2026-11-22-002-write-log': m002,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -1,0 +1,293 @@
+import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
+import { describeError, UpstreamError } from '../src/errors.js';
+import type { Logger } from '../src/log.js';
+import type { CollectionSlug } from '../src/partners/collections.js';
+import type { PartnersClient } from '../src/partners/partners-client.js';
+import { backoffMs } from '../src/partners/retry-delay.js';
+import type { Store } from '../src/store/store.js';
+import type { WriteLog, WriteLogEntry, WriteStatus } from '../src/store/write-log.js';
+import { applyWrite, type WriteOutcome } from '../src/writes/apply-write.js';
+import { classifyFailure } from '../src/writes/classify-failure.js';
+import type { RecordOrder, RecordTarget } from '../src/writes/record-order.js';
+import { parseJobData } from '../src/writes/validate-write.js';
+import { describeTarget, recordOf, routeOf, type WriteJobData } from '../src/writes/write-job.js';
+
+/** What the worker knows about one configured tenant. */
+export interface WriteTenant {
+  readonly client: PartnersClient;
+  readonly mirrorDrafts: boolean;
+}
+
+export interface WriteProcessorDeps {
+  /** The tenant's client (with the key's shared rate gate), or null when the tenant is not configured. */
+  readonly tenantFor: (slug: string) => WriteTenant | null;
+  readonly store: Store;
+  readonly writeLog: WriteLog;
+  readonly order: RecordOrder;
+  /** Moves a delayed job to waiting at once (the next write of a record, when the one before it is done). */
+  readonly promote: (jobId: string) => Promise<void>;
+  /** Brings a collection's mirror up to date after a bulk write. */
+  readonly afterBulk: (tenant: string, collection: CollectionSlug, signal: AbortSignal) => Promise<void>;
+  /** Attempts per write, the first included (config `writes.attempts`). */
+  readonly attempts: number;
+  /** Backoff between attempts: full jitter below min(maxMs, baseMs * 2^(n-1)). */
+  readonly backoff: { readonly baseMs: number; readonly maxMs: number };
+  /** How long a write waits before looking again whether the one before it on its record is done. */
+  readonly orderRecheckMs: number;
+  /** Aborts when the process shuts down: a job in flight is handed back. */
+  readonly stopping: AbortSignal;
+  readonly log: Logger;
+  readonly random?: () => number;
+  readonly now?: () => number;
+}
+
+/** Kept in the job's `progress` across attempts (BullMQ itself makes one attempt per write; we count ours). */
+export interface WriteProgress {
+  /** Attempts that went (or may have gone) upstream. */
+  readonly attempts: number;
+  /** An attempt went out and no usable answer came. */
+  readonly unknownOutcome: boolean;
+  /** Set just before sending, cleared after: still set at the next start means the process died mid-request. */
+  readonly sending: boolean;
+}
+
+/** What a completed write job returns (its BullMQ return value). */
+export type WriteJobResult = WriteOutcome & { readonly attempts: number };
+
+const readProgress = (p: unknown): WriteProgress => {
+  const o = (typeof p === 'object' && p !== null ? p : {}) as Record<string, unknown>;
+  return {
+    attempts: typeof o.attempts === 'number' && o.attempts >= 0 ? o.attempts : 0,
+    unknownOutcome: o.unknownOutcome === true,
+    sending: o.sending === true,
+  };
+};
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/**
+ * The write processor: waits its turn on its record, applies the write, keeps the mirror in step and logs the
+ * outcome to `write_log`. 429: delayed by Retry-After, no attempt spent. Network errors, 408, 425, 5xx: delayed
+ * with exponential backoff and jitter while attempts last. Every other answer: failed at once
+ * (`UnrecoverableError`) with the upstream's message.
+ */
+export const applyWriteProcessor =
+  (deps: WriteProcessorDeps) =>
+  async (job: Job, token?: string, signal?: AbortSignal): Promise<WriteJobResult> => {
+    const now = deps.now ?? Date.now;
+    const jobId = job.id ?? '?';
+    const log = deps.log.child({ jobId });
+    let data: WriteJobData;
+    try {
+      data = await parseJobData(job.data);
+    } catch (err) {
+      log.error({ reason: describeError(err) }, 'write job data refused');
+      throw new UnrecoverableError(`job data: ${describeError(err)}`);
+    }
+    const target: RecordTarget | null = (() => {
+      const id = recordOf(data);
+      return id === null ? null : { tenant: data.tenant, collection: data.collection, id };
+    })();
+    const progress = readProgress(job.progress);
+    const base = {
+      jobId,
+      tenant: data.tenant,
+      op: data.op,
+      collection: data.collection,
+      recordId: target?.id ?? null,
+      method: routeOf(data).method,
+      draft: 'draft' in data && data.draft === true,
+      idempotencyKey: data.idempotencyKey ?? null,
+      enqueuedAt: iso(job.timestamp),
+    };
+    const record = (status: WriteStatus, fields: Partial<WriteLogEntry> & { attempts: number }) =>
+      deps.writeLog
+        .record({
+          ...base,
+          status,
+          error: null,
+          errorCode: null,
+          upstreamStatus: null,
+          failures: null,
+          resultId: null,
+          note: null,
+          startedAt: null,
+          finishedAt: null,
+          waitMs: null,
+          runMs: null,
+          updatedAt: iso(now()),
+          ...fields,
+        })
+        .catch((err: unknown) => log.warn({ err: describeError(err) }, 'write_log not updated'));
+    const delay = async (ms: number): Promise<never> => {
+      await job.moveToDelayed(now() + Math.max(0, Math.round(ms)), token);
+      throw new DelayedError();
+    };
+    /** Takes the job out of its record's line and wakes the next write of that record. */
+    const leaveLine = async () => {
+      if (!target) return;
+      try {
+        const next = await deps.order.leave(target, jobId);
+        if (next) await deps.promote(next);
+      } catch (err) {
+        // The next write finds its way on its own recheck.
+        log.warn({ err: describeError(err) }, 'could not wake the next write of the record');
+      }
+    };
+    const fail = async (
+      message: string,
+      fields: { attempts: number; code: string; status: number | null; startedAt?: string; runMs?: number },
+    ): Promise<never> => {
+      await record('failed', {
+        attempts: fields.attempts,
+        error: message,
+        errorCode: fields.code,
+        upstreamStatus: fields.status,
+        finishedAt: iso(now()),
+        ...(fields.startedAt ? { startedAt: fields.startedAt } : {}),
+        ...(fields.runMs !== undefined ? { runMs: fields.runMs } : {}),
+      });
+      await leaveLine();
+      log.error({ target: describeTarget(data), attempts: fields.attempts, reason: message }, 'write failed');
+      throw new UnrecoverableError(message);
+    };
+
+    const tenant = deps.tenantFor(data.tenant);
+    if (!tenant) {
+      return fail(`tenant "${data.tenant}" is not in the worker's config`, {
+        attempts: progress.attempts,
+        code: 'US_CONFIG',
+        status: null,
+      });
+    }
+    if (target) {
+      const turn = await deps.order.turn(target, jobId, data.seq);
+      if (!turn.first) {
+        await record('delayed', {
+          attempts: progress.attempts,
+          note: `waiting for job ${turn.ahead} on the same record`,
+        });
+        log.debug({ ahead: turn.ahead }, 'write waits for an earlier write of its record');
+        return delay(deps.orderRecheckMs);
+      }
+    }
+
+    const attempt = progress.attempts + 1;
+    const priorUnknown = progress.unknownOutcome || progress.sending;
+    await job.updateProgress({
+      attempts: attempt,
+      unknownOutcome: priorUnknown,
+      sending: true,
+    } satisfies WriteProgress);
+    const started = now();
+    const startedAt = iso(started);
+    const timing = () => ({ startedAt, waitMs: started - job.timestamp, runMs: now() - started });
+    await record('running', { attempts: attempt, startedAt, waitMs: started - job.timestamp });
+    const run = AbortSignal.any(signal ? [deps.stopping, signal] : [deps.stopping]);
+    try {
+      const outcome = await applyWrite(
+        {
+          client: tenant.client,
+          store: deps.store,
+          log,
+          mirrorDrafts: tenant.mirrorDrafts,
+          afterBulk: (collection, s) => deps.afterBulk(data.tenant, collection, s),
+        },
+        data,
+        { signal: run, priorUnknown },
+      );
+      await record(outcome.status, {
+        attempts: attempt,
+        resultId: outcome.resultId,
+        note:
+          [
+            outcome.status === 'ok' ? outcome.note : undefined,
+            outcome.mirrorError ? `mirror: ${outcome.mirrorError}` : undefined,
+          ]
+            .filter(Boolean)
+            .join('; ') || null,
+        failures: outcome.status === 'partial' ? outcome.failures : null,
+        ...(outcome.status === 'partial'
+          ? { error: `${outcome.failures.length} record(s) failed: ${outcome.failures.map((f) => f.id).join(', ')}` }
+          : {}),
+        finishedAt: iso(now()),
+        ...timing(),
+      });
+      await leaveLine();
+      log.info(
+        { target: describeTarget(data), status: outcome.status, attempts: attempt, ms: now() - started },
+        'write applied',
+      );
+      return { ...outcome, attempts: attempt };
+    } catch (err) {
+      if (err instanceof DelayedError) throw err;
+      const cls = classifyFailure(err);
+      switch (cls.kind) {
+        case 'aborted': {
+          // Shutting down: hand the job back now; an attempt counts only if the request may have gone out.
+          const unknown = err instanceof UpstreamError && err.outcome === 'unknown';
+          await job.updateProgress({
+            attempts: unknown ? attempt : attempt - 1,
+            unknownOutcome: priorUnknown || unknown,
+            sending: false,
+          } satisfies WriteProgress);
+          await record('delayed', { attempts: unknown ? attempt : attempt - 1, note: 'handed back at shutdown' });
+          log.info('shutting down: write handed back');
+          return delay(0);
+        }
+        case 'rate': {
+          await job.updateProgress({
+            attempts: attempt - 1,
+            unknownOutcome: priorUnknown,
+            sending: false,
+          } satisfies WriteProgress);
+          await record('delayed', {
+            attempts: attempt - 1,
+            error: describeError(err),
+            upstreamStatus: 429,
+            note: `rate limited: retry in ${cls.waitMs} ms`,
+            ...timing(),
+          });
+          log.warn({ delayMs: cls.waitMs }, 'write rate limited: delayed without spending an attempt');
+          return delay(cls.waitMs);
+        }
+        case 'retry': {
+          const unknownOutcome = priorUnknown || cls.unknownOutcome;
+          await job.updateProgress({ attempts: attempt, unknownOutcome, sending: false } satisfies WriteProgress);
+          if (attempt >= deps.attempts) {
+            return fail(`gave up after ${attempt} attempt(s): ${cls.message}`, {
+              attempts: attempt,
+              code: cls.code,
+              status: cls.status,
+              startedAt,
+              runMs: now() - started,
+            });
+          }
+          const waitMs = backoffMs(attempt, deps.backoff.baseMs, deps.backoff.maxMs, deps.random ?? Math.random);
+          await record('retrying', {
+            attempts: attempt,
+            error: cls.message,
+            errorCode: cls.code,
+            upstreamStatus: cls.status,
+            note: `retry in ${waitMs} ms${unknownOutcome ? ' (outcome unknown)' : ''}`,
+            ...timing(),
+          });
+          log.warn({ attempt, delayMs: waitMs, status: cls.status, unknownOutcome }, 'write failed; retrying');
+          return delay(waitMs);
+        }
+        case 'final':
+          await job.updateProgress({
+            attempts: attempt,
+            unknownOutcome: priorUnknown,
+            sending: false,
+          } satisfies WriteProgress);
+          return fail(cls.message, {
+            attempts: attempt,
+            code: cls.code,
+            status: cls.status,
+            startedAt,
+            runMs: now() - started,
+          });
+      }
+    }
+  };

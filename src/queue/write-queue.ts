@@ -1,0 +1,175 @@
+import { existsSync } from 'node:fs';
+import { type JobsOptions, Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { UnderstudyError } from '../errors.js';
+import { type JsonObject, tenantSlug } from '../ids.js';
+import { openSqliteStore } from '../store/sqlite-store.js';
+import type { Store } from '../store/store.js';
+import { createRecordOrder, type RecordOrder } from '../writes/record-order.js';
+import { type ThemeSchemaSource, validateWrite, type WriteRequest } from '../writes/validate-write.js';
+import {
+  type BulkBody,
+  type BulkCollection,
+  type CreateCollection,
+  type DeleteCollection,
+  jobIdFor,
+  recordOf,
+  type UpdateCollection,
+  type WriteJobData,
+} from '../writes/write-job.js';
+import { DEFAULT_PREFIX, DEFAULT_REDIS_URL } from './queues.js';
+
+/** The one queue writes run on. */
+export const WRITES_QUEUE = 'writes';
+
+export type WriteQueueHandle = Queue<WriteJobData, unknown, string>;
+
+/**
+ * Options of every write job. Retries are decided by the worker (config `writes.attempts`), so BullMQ itself makes
+ * one attempt; failed jobs are kept for `understudy writes failed|retry`, completed ones for a week so an
+ * idempotency key keeps naming its job.
+ */
+export const WRITE_JOB_OPTIONS: JobsOptions = {
+  attempts: 1,
+  removeOnComplete: { age: 7 * 24 * 3600, count: 50_000 },
+  removeOnFail: { age: 90 * 24 * 3600, count: 50_000 },
+};
+
+/** Opens the writes queue on a connection (an ioredis instance or its options). */
+export const openWritesQueue = (connection: Redis, prefix: string): WriteQueueHandle =>
+  new Queue<WriteJobData, unknown, string>(WRITES_QUEUE, { connection, prefix });
+
+export interface WriteOptions {
+  /** Same key (per tenant), same job: a second enqueue returns the first job's id and queues nothing. */
+  readonly idempotencyKey?: string;
+}
+export interface DraftableWriteOptions extends WriteOptions {
+  /** Write the draft version (`draft=true`), where the spec allows it. */
+  readonly draft?: boolean;
+}
+
+/** The enqueue side of writes: validates each write, queues it, returns its job id. */
+export interface WriteQueue {
+  /** Queues a create (POST) of series, posts, blogs, media or forms. */
+  create(tenant: string, collection: CreateCollection, body: JsonObject, opts?: DraftableWriteOptions): Promise<string>;
+  /** Queues a partial update (PUT; PATCH for event instances). */
+  update(
+    tenant: string,
+    collection: UpdateCollection,
+    id: string,
+    body: JsonObject,
+    opts?: DraftableWriteOptions,
+  ): Promise<string>;
+  /** Queues a delete of an event instance. */
+  delete(tenant: string, collection: DeleteCollection, id: string, opts?: WriteOptions): Promise<string>;
+  /** Queues a bulk set/unset of custom attributes (organizations, series) or theme settings (blogs). */
+  bulk(tenant: string, collection: BulkCollection, body: BulkBody, opts?: DraftableWriteOptions): Promise<string>;
+  /** Queues any write given as data (what the CLI and other apps send); `op` may also be `put` or `patch`. */
+  enqueue(request: WriteRequest): Promise<string>;
+  /** Closes the queue, Redis and the mirror if this client opened them. Idempotent. */
+  close(): Promise<void>;
+}
+
+export interface WriteQueueOptions {
+  /** Default `redis://127.0.0.1:6379`. */
+  readonly redisUrl?: string;
+  /** An ioredis connection to use instead (not closed by `close()`). */
+  readonly connection?: Redis;
+  /** Redis key prefix; default `understudy`. */
+  readonly prefix?: string;
+  /** The mirror's SQLite file: theme-settings writes are checked against its mirrored schema. */
+  readonly database?: string;
+  /** Or a store that is already open (not closed by `close()`). */
+  readonly store?: Pick<Store, 'getThemeSchema'>;
+}
+
+/** Queues one validated job: its id from the idempotency key, its place in the record's line. */
+export async function addWriteJob(queue: WriteQueueHandle, order: RecordOrder, data: WriteJobData): Promise<string> {
+  const jobId = data.idempotencyKey === undefined ? undefined : jobIdFor(data.tenant, data.idempotencyKey);
+  if (jobId) {
+    const existing = await queue.getJob(jobId);
+    if (existing) return jobId;
+  }
+  const seq = await order.nextSeq();
+  const job = await queue.add(data.op, { ...data, seq }, { ...WRITE_JOB_OPTIONS, ...(jobId ? { jobId } : {}) });
+  if (!job.id) throw new UnderstudyError('US_REDIS', 'BullMQ returned a write job without an id');
+  const id = recordOf(data);
+  if (id !== null) await order.join({ tenant: data.tenant, collection: data.collection, id }, job.id, seq);
+  return job.id;
+}
+
+/** Whether a job still waits to run (so later writes to its record must wait for it). */
+export async function isPendingJob(queue: WriteQueueHandle, jobId: string): Promise<boolean> {
+  const state = await queue.getJobState(jobId);
+  return (
+    state === 'waiting' ||
+    state === 'delayed' ||
+    state === 'prioritized' ||
+    state === 'active' ||
+    state === 'waiting-children'
+  );
+}
+
+/**
+ * The TypeScript client other apps enqueue writes with. Every write is validated before anything is queued
+ * (`WriteValidationError`, code `US_VALIDATION`, naming the problem); each method returns the BullMQ job id.
+ */
+export async function createWriteQueue(opts: WriteQueueOptions = {}): Promise<WriteQueue> {
+  const prefix = opts.prefix ?? DEFAULT_PREFIX;
+  const owned = opts.connection
+    ? null
+    : new Redis(opts.redisUrl ?? DEFAULT_REDIS_URL, { maxRetriesPerRequest: null, lazyConnect: false });
+  owned?.on('error', () => {
+    // Connection errors surface on the commands that need Redis; ioredis reconnects by itself.
+  });
+  const redis = opts.connection ?? (owned as Redis);
+  const queue = openWritesQueue(redis, prefix);
+  const order = createRecordOrder({ redis, prefix, isPending: (id) => isPendingJob(queue, id) });
+  let ownedStore: Promise<Store> | null = null;
+  const { database } = opts;
+  // Opened on the first theme-settings write only: other writes need no mirror.
+  const themeSchema: ThemeSchemaSource | null = opts.store
+    ? (tenant, collection) =>
+        (opts.store as Pick<Store, 'getThemeSchema'>).getThemeSchema(tenantSlug(tenant), collection)
+    : database
+      ? async (tenant, collection) => {
+          if (database !== ':memory:' && !existsSync(database)) return null;
+          ownedStore ??= openSqliteStore(database);
+          return (await ownedStore).getThemeSchema(tenantSlug(tenant), collection);
+        }
+      : null;
+
+  const enqueue = async (request: WriteRequest): Promise<string> => {
+    const data = await validateWrite(request, themeSchema);
+    return addWriteJob(queue, order, data);
+  };
+  let closing: Promise<void> | null = null;
+  return {
+    create: (tenant, collection, body, o = {}) => enqueue({ op: 'create', tenant, collection, body, ...o }),
+    update: (tenant, collection, id, body, o = {}) => enqueue({ op: 'update', tenant, collection, id, body, ...o }),
+    delete: (tenant, collection, id, o = {}) => enqueue({ op: 'delete', tenant, collection, id, ...o }),
+    bulk: (tenant, collection, body, o = {}) =>
+      enqueue({ op: 'bulk', tenant, collection, body: body as JsonObject, ...o }),
+    enqueue,
+    close() {
+      closing ??= (async () => {
+        const failures: unknown[] = [];
+        for (const step of [
+          () => queue.close(),
+          async () => {
+            if (owned) await owned.quit().catch(() => owned.disconnect());
+          },
+          async () => (ownedStore ? (await ownedStore).close() : undefined),
+        ]) {
+          try {
+            await step();
+          } catch (err) {
+            failures.push(err);
+          }
+        }
+        if (failures.length > 0) throw new AggregateError(failures, 'closing the write queue failed');
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,52 @@
+import { BadResponseError, describeError, UnderstudyError, UpstreamError } from '../errors.js';
+
+/** What to do about a failed write attempt. */
+export type FailureClass =
+  /** 429: wait, then try again without spending an attempt. */
+  | { readonly kind: 'rate'; readonly waitMs: number }
+  /** Network error, timeout, 408, 425, 5xx: back off and try again while attempts last. */
+  | {
+      readonly kind: 'retry';
+      /** The request went out and no usable answer came: it may have been applied. */
+      readonly unknownOutcome: boolean;
+      readonly status: number | null;
+      readonly message: string;
+      readonly code: string;
+    }
+  /** 400, 401, 403, 404, 409, 422 and every other answer that will not change: fail now with the upstream's words. */
+  | { readonly kind: 'final'; readonly status: number | null; readonly message: string; readonly code: string }
+  /** The process is stopping: hand the job back. */
+  | { readonly kind: 'aborted' };
+
+/** Statuses worth another try; every other 4xx is final. */
+const RETRYABLE = (status: number): boolean => status === 408 || status === 425 || status >= 500;
+
+/** Sorts an error from a write attempt into the retry classes of docs/writes.md. */
+export function classifyFailure(err: unknown, defaultRateWaitMs = 1000): FailureClass {
+  if (err instanceof UnderstudyError && err.code === 'US_ABORTED') return { kind: 'aborted' };
+  if (err instanceof UpstreamError) {
+    const message = err.message;
+    if (err.status === 429) return { kind: 'rate', waitMs: err.retryAfterMs ?? defaultRateWaitMs };
+    if (err.status === 0 || RETRYABLE(err.status)) {
+      return {
+        kind: 'retry',
+        unknownOutcome: err.outcome === 'unknown',
+        status: err.status === 0 ? null : err.status,
+        message,
+        code: err.code,
+      };
+    }
+    return { kind: 'final', status: err.status, message, code: err.code };
+  }
+  if (err instanceof BadResponseError) {
+    // A 2xx whose body we cannot use: the write was most likely applied, so treat it as an unknown outcome.
+    return { kind: 'retry', unknownOutcome: true, status: null, message: err.message, code: err.code };
+  }
+  if (err instanceof UnderstudyError) {
+    const retry = err.code === 'US_UPSTREAM_UNAVAILABLE' || err.code === 'US_STORE' || err.code === 'US_REDIS';
+    return retry
+      ? { kind: 'retry', unknownOutcome: false, status: null, message: err.message, code: err.code }
+      : { kind: 'final', status: null, message: err.message, code: err.code };
+  }
+  return { kind: 'retry', unknownOutcome: false, status: null, message: describeError(err), code: 'US_INTERNAL' };
+}

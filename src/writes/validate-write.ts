@@ -1,0 +1,207 @@
+import { UnderstudyError } from '../errors.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../ids.js';
+import {
+  type CollectionSlug,
+  FORBIDDEN_FIELDS,
+  FORBIDDEN_ON,
+  isCollectionSlug,
+  THEME_SCHEMA_COLLECTIONS,
+  VERSIONED,
+} from '../partners/collections.js';
+import { checkThemeSettings } from './theme-settings-check.js';
+import { type BulkBody, bulkKindOf, draftAllowed, WRITABLE, type WriteJobData, type WriteOp } from './write-job.js';
+
+/** A write refused before anything was queued; the message is one line naming what is wrong. */
+export class WriteValidationError extends UnderstudyError {
+  constructor(message: string) {
+    super('US_VALIDATION', message);
+  }
+}
+
+/** What callers hand to the queue: `op` may also be `put` or `patch` (both mean update). */
+export interface WriteRequest {
+  readonly op: WriteOp | 'put' | 'patch';
+  readonly tenant: string;
+  readonly collection: string;
+  readonly id?: string | number;
+  readonly body?: unknown;
+  readonly draft?: boolean;
+  readonly idempotencyKey?: string;
+}
+
+/** Where validation finds mirrored theme-settings schemas; null when none is mirrored. */
+export type ThemeSchemaSource = (tenant: string, collection: CollectionSlug) => Promise<JsonObject | null>;
+
+const OP_ALIASES: Readonly<Record<string, WriteOp>> = {
+  create: 'create',
+  update: 'update',
+  put: 'update',
+  patch: 'update',
+  delete: 'delete',
+  bulk: 'bulk',
+};
+
+/** `create`, `update`, `put`, `patch`, `delete` or `bulk` to the op it means; throws for anything else. */
+export function parseOp(op: unknown): WriteOp {
+  const hit = typeof op === 'string' ? OP_ALIASES[op.toLowerCase()] : undefined;
+  if (!hit)
+    throw new WriteValidationError(`unknown op ${JSON.stringify(op)} (use create, update, patch, put, delete or bulk)`);
+  return hit;
+}
+
+const TENANT_RE = /^[a-z0-9][a-z0-9-]*$/;
+const BULK_FIELDS = new Set(['where', 'ids', 'all', 'set', 'unset', 'dryRun']);
+
+const fail = (message: string): never => {
+  throw new WriteValidationError(message);
+};
+
+/** The forbidden fields (spec rule 1) a body sets, as dot paths. */
+function forbiddenIn(body: JsonObject): string[] {
+  const found: string[] = FORBIDDEN_FIELDS.filter((f) => f in body);
+  const theme = body.theme;
+  if (!found.includes('theme') && isJsonObject(theme) && 'themeSettings' in theme) found.push('theme.themeSettings');
+  return found;
+}
+
+function checkBulkBody(body: JsonObject, collection: CollectionSlug): BulkBody {
+  for (const k of Object.keys(body)) {
+    if (!BULK_FIELDS.has(k)) fail(`bulk body: unknown field "${k}" (allowed: ${[...BULK_FIELDS].join(', ')})`);
+  }
+  const { where, ids, all, set, unset, dryRun } = body;
+  const targets = [where !== undefined, ids !== undefined, all !== undefined].filter(Boolean).length;
+  if (targets !== 1) fail('bulk body: name the records with exactly one of where, ids or all: true');
+  if (where !== undefined && !isJsonObject(where)) fail('bulk body: where must be an object');
+  if (
+    ids !== undefined &&
+    (!Array.isArray(ids) || ids.length === 0 || !ids.every((i) => typeof i === 'string' || typeof i === 'number'))
+  )
+    fail('bulk body: ids must be a non-empty array of record ids');
+  if (all !== undefined && all !== true) fail('bulk body: all must be true when given');
+  if (set !== undefined && !isJsonObject(set)) fail('bulk body: set must be an object of key: value');
+  if (unset !== undefined && (!Array.isArray(unset) || !unset.every((k) => typeof k === 'string')))
+    fail('bulk body: unset must be an array of keys');
+  const setKeys = isJsonObject(set) ? Object.keys(set) : [];
+  const unsetKeys = Array.isArray(unset) ? (unset as string[]) : [];
+  if (setKeys.length + unsetKeys.length === 0)
+    fail(`bulk body: set or unset at least one ${bulkKindOf(collection)} key`);
+  const both = setKeys.find((k) => unsetKeys.includes(k));
+  if (both) fail(`bulk body: "${both}" is both set and unset`);
+  if (dryRun !== undefined && typeof dryRun !== 'boolean') fail('bulk body: dryRun must be true or false');
+  return body as BulkBody;
+}
+
+/** The mirrored schema that governs a collection's theme settings: its own, else one the upstream serves. */
+async function themeSchemaFor(
+  source: ThemeSchemaSource,
+  tenant: string,
+  collection: CollectionSlug,
+): Promise<JsonObject | null> {
+  const own = await source(tenant, collection);
+  if (own) return own;
+  for (const c of THEME_SCHEMA_COLLECTIONS) {
+    const served = await source(tenant, c);
+    if (served) return served;
+  }
+  return null;
+}
+
+/**
+ * Turns a request into job data, or throws `WriteValidationError` naming the first problem: an unknown op or
+ * collection, an op the spec has no route for on that collection, a missing or superfluous id, a body that is
+ * not an object, a field the spec forbids there, `draft` where it does not apply, or theme-settings keys and
+ * values the mirrored theme-settings schema does not allow. Nothing is queued when it throws.
+ */
+export async function validateWrite(
+  req: unknown,
+  themeSchema: ThemeSchemaSource | null | 'skip',
+): Promise<WriteJobData> {
+  if (!isJsonObject(req as JsonValue)) fail('a write is a JSON object with op, tenant, collection and body');
+  const r = req as Record<string, unknown>;
+  const op = parseOp(r.op);
+  const { tenant, collection, draft, idempotencyKey } = r;
+  if (typeof tenant !== 'string' || !TENANT_RE.test(tenant)) fail('tenant must be a tenant slug (a-z, 0-9 and -)');
+  const t = tenant as string;
+  if (typeof collection !== 'string' || !isCollectionSlug(collection))
+    fail(`unknown collection ${JSON.stringify(collection)} (use the API path name, e.g. event-instances)`);
+  const c = collection as CollectionSlug;
+  if (!WRITABLE[op].includes(c)) {
+    fail(`the Partners API has no ${op} route for ${c} (${op}: ${WRITABLE[op].join(', ')})`);
+  }
+  const needsId = op === 'update' || op === 'delete';
+  const rawId = r.id;
+  let id: string | undefined;
+  if (rawId !== undefined && rawId !== null && rawId !== '') {
+    if (!needsId) fail(`${op} takes no id (the ${op === 'bulk' ? 'body names the records' : 'upstream assigns it'})`);
+    if (typeof rawId !== 'string' && typeof rawId !== 'number') fail('id must be a string or a number');
+    id = String(rawId);
+  } else if (needsId) {
+    fail(`${op} of ${c} needs the id of the record`);
+  }
+  if (draft !== undefined && typeof draft !== 'boolean') fail('draft must be true or false');
+  if (draft === true && !draftAllowed(op, c)) {
+    fail(
+      op === 'delete'
+        ? 'draft does not apply to a delete (the route takes no query parameters)'
+        : `draft applies only to versioned collections (${[...VERSIONED].join(', ')}), not ${c}`,
+    );
+  }
+  if (
+    idempotencyKey !== undefined &&
+    (typeof idempotencyKey !== 'string' || idempotencyKey.length === 0 || idempotencyKey.length > 200)
+  )
+    fail('idempotencyKey must be a non-empty string of at most 200 characters');
+
+  const common = {
+    tenant: t,
+    ...(idempotencyKey === undefined ? {} : { idempotencyKey: idempotencyKey as string }),
+  };
+  const withDraft = draft === true ? { draft: true } : {};
+  if (op === 'delete') {
+    if (r.body !== undefined && !(isJsonObject(r.body as JsonValue) && Object.keys(r.body as object).length === 0))
+      fail('delete takes no body');
+    return { ...common, op, collection: c as 'event-instances', id: id as string };
+  }
+  const body = r.body;
+  if (!isJsonObject(body as JsonValue)) fail(`${op} needs a body that is a JSON object`);
+  const b = body as JsonObject;
+  if (op === 'bulk') {
+    const bulk = checkBulkBody(b, c);
+    if (bulkKindOf(c) === 'theme-settings' && themeSchema !== 'skip') {
+      if (!themeSchema) fail('theme-settings writes are checked against the mirrored schema: give the database');
+      const schema = await themeSchemaFor(themeSchema as ThemeSchemaSource, t, c);
+      if (!schema) fail(`no theme-settings schema is mirrored for tenant ${t}: run \`understudy sync\` first`);
+      const problem = checkThemeSettings(schema as JsonObject, c, bulk.set, bulk.unset);
+      if (problem) fail(problem);
+    }
+    return { ...common, ...withDraft, op, collection: c as 'organizations' | 'series' | 'blogs', body: bulk };
+  }
+  const routeOp = op === 'create' ? 'create' : 'put';
+  if ((FORBIDDEN_ON[c] ?? []).includes(routeOp)) {
+    const bad = forbiddenIn(b)[0];
+    if (bad) {
+      fail(
+        `field "${bad}" cannot be set by ${op === 'create' ? 'a create' : 'an update'} of ${c}: ` +
+          'the spec writes blocks, theme and themeSettings through the {id}/blocks endpoint',
+      );
+    }
+  }
+  if (op === 'create') {
+    return { ...common, ...withDraft, op, collection: c as 'series' | 'posts' | 'blogs' | 'media' | 'forms', body: b };
+  }
+  return {
+    ...common,
+    ...withDraft,
+    op,
+    collection: c as 'seasons' | 'organizations' | 'media' | 'custom-attributes' | 'redirects' | 'event-instances',
+    id: id as string,
+    body: b,
+  };
+}
+
+/** Re-validates job data read back from Redis (any client may have put it there) without the schema checks. */
+export async function parseJobData(raw: unknown): Promise<WriteJobData> {
+  const data = await validateWrite(raw, 'skip');
+  const seq = (raw as { seq?: unknown }).seq;
+  return typeof seq === 'number' && Number.isSafeInteger(seq) ? { ...data, seq } : data;
+}

@@ -1,0 +1,191 @@
+import { randomUUID } from 'node:crypto';
+import { Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { applyWriteProcessor, type WriteTenant } from '../../jobs/apply-write.js';
+import type { ResolvedTenant } from '../config/resolve-tenants.js';
+import { describeError, UnderstudyError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { CollectionSlug } from '../partners/collections.js';
+import type { PartnersClient } from '../partners/partners-client.js';
+import { collectionLockKey, tryCollectionLock } from '../queue/collection-lock.js';
+import { addCollectionJob, DEFAULT_PREFIX, openSyncQueue, type SyncQueue } from '../queue/queues.js';
+import { isPendingJob, openWritesQueue, WRITES_QUEUE, type WriteQueueHandle } from '../queue/write-queue.js';
+import type { Store } from '../store/store.js';
+import { openSqliteWriteLog, type WriteLog } from '../store/write-log.js';
+import { discoverRoutes, type ReadRoutes } from '../sync/discover-routes.js';
+import { syncCollection } from '../sync/sync-collection.js';
+import { createRecordOrder } from './record-order.js';
+
+export interface WriteWorkerOptions {
+  /** A Redis URL, or an ioredis connection (BullMQ duplicates it for blocking reads; not closed by `close()`). */
+  readonly redis: string | Redis;
+  /** Redis key prefix; default `understudy`. */
+  readonly prefix?: string;
+  /** The composition root's store and clients: each tenant's client carries its key's shared rate gate. */
+  readonly app: { readonly store: Store; clientFor(tenant: ResolvedTenant): PartnersClient };
+  readonly tenants: readonly ResolvedTenant[];
+  /** The mirror's SQLite file, where `write_log` lives. */
+  readonly database: string;
+  readonly log: Logger;
+  /** Attempts per write, the first included (config `writes.attempts`); default 8. */
+  readonly attempts?: number;
+  /** First backoff ceiling (doubles per retry, full jitter); default 1000 ms. */
+  readonly backoffMs?: number;
+  /** Cap on one backoff; default 60000 ms. */
+  readonly maxBackoffMs?: number;
+  /** Writes in flight at once in this process (they still share each key's budget); default 8. */
+  readonly concurrency?: number;
+  /** How often a write waiting for an earlier one on its record looks again (it is also woken); default 2000 ms. */
+  readonly orderRecheckMs?: number;
+  /**
+   * After a bulk write: `inline` syncs the collection incrementally in the write job (taking the sync lock; when
+   * a sync of it is running, a sync job is queued instead); `queue` always queues a sync job. Default `inline`.
+   */
+  readonly bulkSync?: 'inline' | 'queue';
+  /** Aborts when the process should stop; writes in flight are handed back. */
+  readonly stopping?: AbortSignal;
+  /** Jitter source in [0, 1); default Math.random. */
+  readonly random?: () => number;
+}
+
+export interface WriteWorker {
+  readonly worker: Worker;
+  readonly queue: WriteQueueHandle;
+  /** Stops taking writes, waits for those in flight (or hands them back), then closes what it opened. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Starts draining the writes queue in this process. */
+export async function startWriteWorker(opts: WriteWorkerOptions): Promise<WriteWorker> {
+  const prefix = opts.prefix ?? DEFAULT_PREFIX;
+  const log = opts.log.child({ queue: WRITES_QUEUE });
+  const owned = typeof opts.redis === 'string' ? new Redis(opts.redis, { maxRetriesPerRequest: null }) : null;
+  owned?.on('error', (err) => log.warn({ err: describeError(err) }, 'redis connection error'));
+  const redis = owned ?? (opts.redis as Redis);
+  const stop = new AbortController();
+  const stopping = opts.stopping ? AbortSignal.any([opts.stopping, stop.signal]) : stop.signal;
+  const writeLog: WriteLog = await openSqliteWriteLog(opts.database);
+  const queue = openWritesQueue(redis, prefix);
+  let syncQueue: SyncQueue | null = null;
+  const syncQueueOf = () => {
+    syncQueue ??= openSyncQueue(redis, prefix);
+    return syncQueue;
+  };
+  const order = createRecordOrder({ redis, prefix, isPending: (id) => isPendingJob(queue, id) });
+
+  const tenants = new Map<string, { resolved: ResolvedTenant; tenant: WriteTenant }>();
+  for (const t of opts.tenants) {
+    tenants.set(t.slug, { resolved: t, tenant: { client: opts.app.clientFor(t), mirrorDrafts: t.drafts } });
+  }
+  const routes = new Map<string, Promise<ReadRoutes>>();
+  const routesOf = (slug: string, client: PartnersClient, signal: AbortSignal): Promise<ReadRoutes> => {
+    let hit = routes.get(slug);
+    if (!hit) {
+      hit = discoverRoutes(client, { signal });
+      // A failed discovery is not cached: the next bulk write tries again.
+      hit.catch(() => routes.delete(slug));
+      routes.set(slug, hit);
+    }
+    return hit;
+  };
+
+  const queueSync = async (tenant: string, collection: CollectionSlug) => {
+    const id = await addCollectionJob(syncQueueOf(), {
+      tenant: tenants.get(tenant)?.resolved.slug ?? (tenant as ResolvedTenant['slug']),
+      collection,
+      mode: 'incremental',
+    });
+    log.info({ tenant, collection, syncJobId: id }, 'bulk write: incremental sync queued');
+  };
+
+  const afterBulk = async (tenant: string, collection: CollectionSlug, signal: AbortSignal): Promise<void> => {
+    const entry = tenants.get(tenant);
+    if (!entry) return;
+    if ((opts.bulkSync ?? 'inline') === 'queue') return queueSync(tenant, collection);
+    const lock = await tryCollectionLock({
+      redis,
+      key: collectionLockKey(prefix, tenant, collection),
+      token: `write-${randomUUID()}`,
+      ttlMs: 60_000,
+      log,
+    });
+    if (!lock.held) return queueSync(tenant, collection);
+    try {
+      const { resolved, tenant: t } = entry;
+      const known = await routesOf(tenant, t.client, signal);
+      const report = await syncCollection(
+        { client: t.client, store: opts.app.store, log },
+        {
+          slug: resolved.slug,
+          drafts: resolved.drafts,
+          ...(resolved.locales ? { locales: resolved.locales } : {}),
+        },
+        collection,
+        'incremental',
+        known,
+        signal,
+      );
+      if (report.error) throw new UnderstudyError('US_UPSTREAM', `incremental sync of ${collection}: ${report.error}`);
+      if (report.skipped) log.warn({ collection, reason: report.skipped }, 'bulk write: collection cannot be synced');
+    } finally {
+      await lock.lock.release();
+    }
+  };
+
+  const processor = applyWriteProcessor({
+    tenantFor: (slug) => tenants.get(slug)?.tenant ?? null,
+    store: opts.app.store,
+    writeLog,
+    order,
+    promote: async (jobId) => {
+      const job = await queue.getJob(jobId);
+      if (job && (await job.getState()) === 'delayed') await job.promote().catch(() => undefined);
+    },
+    afterBulk,
+    attempts: opts.attempts ?? 8,
+    backoff: { baseMs: opts.backoffMs ?? 1000, maxMs: opts.maxBackoffMs ?? 60_000 },
+    orderRecheckMs: opts.orderRecheckMs ?? 2000,
+    stopping,
+    log,
+    ...(opts.random ? { random: opts.random } : {}),
+  });
+  const worker = new Worker(WRITES_QUEUE, processor, {
+    connection: redis,
+    prefix,
+    concurrency: opts.concurrency ?? 8,
+    autorun: true,
+  });
+  worker.on('error', (err) => log.warn({ err: describeError(err) }, 'write worker error'));
+  await worker.waitUntilReady();
+  log.info({ tenants: [...tenants.keys()], concurrency: opts.concurrency ?? 8 }, 'write worker started');
+
+  let closing: Promise<void> | null = null;
+  return {
+    worker,
+    queue,
+    close() {
+      closing ??= (async () => {
+        stop.abort(new UnderstudyError('US_ABORTED', 'write worker closing'));
+        const failures: unknown[] = [];
+        const steps: (() => Promise<unknown>)[] = [
+          () => worker.close(),
+          () => queue.close(),
+          async () => syncQueue?.close(),
+          () => writeLog.close(),
+          async () => {
+            if (owned) await owned.quit().catch(() => owned.disconnect());
+          },
+        ];
+        for (const step of steps) {
+          try {
+            await step();
+          } catch (err) {
+            failures.push(err);
+          }
+        }
+        if (failures.length > 0) throw new AggregateError(failures, 'closing the write worker failed');
+      })();
+      return closing;
+    },
+  };
+}
