@@ -1,0 +1,220 @@
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
+import { startOpsServer } from '../../src/ops/http-server.js';
+import { createOpsMetrics } from '../../src/ops/metrics.js';
+import { databaseCheck, redisCheck, runChecks } from '../../src/ops/readiness.js';
+import { appliedMigrations } from '../../src/ops/worker-ops.js';
+import { openSqliteStore } from '../../src/store/sqlite-store.js';
+import { startRedis, type TestRedis } from '../helpers/redis-server.js';
+import { tempDir } from '../helpers/sync-harness.js';
+import { parsePrometheus, sampleValue } from './parse-prometheus.js';
+
+let server: TestRedis;
+beforeAll(async () => {
+  server = await startRedis();
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+const connect = (): Redis => {
+  const r = new Redis(server.url, { maxRetriesPerRequest: null, retryStrategy: () => 200 });
+  r.on('error', () => {});
+  onTestFinished(() => {
+    r.disconnect();
+  });
+  return r;
+};
+
+const migratedDb = async (): Promise<string> => {
+  const path = join(tempDir(), 'mirror.db');
+  const store = await openSqliteStore(path);
+  await store.close();
+  return path;
+};
+
+const queueOn = (redis: Redis): Queue => {
+  const q = new Queue('sync', { connection: redis, prefix: `t-${randomUUID()}` });
+  onTestFinished(() => q.close());
+  return q;
+};
+
+describe('ops HTTP server', () => {
+  it('serves /healthz, and /metrics as Prometheus text with every understudy metric typed', async () => {
+    const metrics = createOpsMetrics({ now: () => 1_000_000 });
+    const redis = connect();
+    const queue = queueOn(redis);
+    await queue.add('sync-tenant', { tenant: 'acme', mode: 'full' });
+    metrics.watchQueues([queue]);
+    metrics.upstreamRequest({
+      tenant: 'acme',
+      method: 'GET',
+      route: '/partners/{version}/{tenant}/series',
+      status: 200,
+      ms: 12,
+    });
+    metrics.upstreamRequest({
+      tenant: 'acme',
+      method: 'GET',
+      route: '/partners/{version}/{tenant}/series',
+      status: 429,
+      ms: 3,
+    });
+    metrics.gateWaited({ kind: 'read', ms: 1500 });
+    metrics.lastSuccess('acme', 'pages', 940_000);
+    metrics.syncFinished({
+      tenant: 'acme',
+      mode: 'full',
+      report: { name: 'series', inserted: 5, updated: 2, deleted: 1, ms: 800 },
+    });
+    metrics.writeFinished({ tenant: 'acme', collection: 'series', op: 'update', status: 'ok', ms: 40 });
+    const ops = await startOpsServer({
+      port: 0,
+      host: '127.0.0.1',
+      metrics,
+      ready: async () => ({ ok: true, checks: {} }),
+    });
+    onTestFinished(() => ops.close());
+
+    const health = await fetch(`${ops.url}/healthz`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toEqual({ ok: true });
+
+    const res = await fetch(`${ops.url}/metrics`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    const e = parsePrometheus(await res.text());
+    expect(
+      Object.fromEntries(
+        [...e.types].filter(([n]) => !n.startsWith('understudy_process') && !n.startsWith('understudy_nodejs')),
+      ),
+    ).toEqual({
+      understudy_upstream_requests_total: 'counter',
+      understudy_upstream_request_duration_seconds: 'histogram',
+      understudy_upstream_rate_limited_total: 'counter',
+      understudy_rate_gate_wait_seconds: 'histogram',
+      understudy_records_upserted_total: 'counter',
+      understudy_records_deleted_total: 'counter',
+      understudy_sync_duration_seconds: 'histogram',
+      understudy_sync_last_success_timestamp_seconds: 'gauge',
+      understudy_sync_lag_seconds: 'gauge',
+      understudy_writes_total: 'counter',
+      understudy_write_duration_seconds: 'histogram',
+      understudy_queue_jobs: 'gauge',
+    });
+    expect(e.types.get('understudy_process_cpu_seconds_total')).toBe('counter');
+    const route = '/partners/{version}/{tenant}/series';
+    expect(sampleValue(e, 'understudy_upstream_requests_total', { tenant: 'acme', route, status: '200' })).toBe(1);
+    expect(sampleValue(e, 'understudy_upstream_rate_limited_total', { tenant: 'acme', route })).toBe(1);
+    expect(sampleValue(e, 'understudy_rate_gate_wait_seconds_sum', { kind: 'read' })).toBe(1.5);
+    expect(sampleValue(e, 'understudy_records_upserted_total', { collection: 'series', change: 'inserted' })).toBe(5);
+    expect(sampleValue(e, 'understudy_records_upserted_total', { collection: 'series', change: 'updated' })).toBe(2);
+    expect(sampleValue(e, 'understudy_records_deleted_total', { collection: 'series' })).toBe(1);
+    expect(sampleValue(e, 'understudy_sync_duration_seconds_count', { collection: 'series', status: 'ok' })).toBe(1);
+    expect(sampleValue(e, 'understudy_sync_lag_seconds', { tenant: 'acme', collection: 'series' })).toBe(0);
+    expect(sampleValue(e, 'understudy_sync_lag_seconds', { tenant: 'acme', collection: 'pages' })).toBe(60);
+    expect(sampleValue(e, 'understudy_writes_total', { op: 'update', status: 'ok' })).toBe(1);
+    expect(sampleValue(e, 'understudy_queue_jobs', { queue: 'sync', state: 'waiting' })).toBe(1);
+    expect(sampleValue(e, 'understudy_queue_jobs', { queue: 'sync', state: 'active' })).toBe(0);
+  });
+
+  it('guards the dashboard with the token: 401 without or with a wrong one, 200 by header, query or cookie', async () => {
+    const redis = connect();
+    const ops = await startOpsServer({
+      port: 0,
+      host: '127.0.0.1',
+      metrics: createOpsMetrics({ processMetrics: false }),
+      ready: async () => ({ ok: true, checks: {} }),
+      queues: [queueOn(redis)],
+      dashboardToken: 's3cret-dashboard-token',
+    });
+    onTestFinished(() => ops.close());
+    expect((await fetch(`${ops.url}/queues`)).status).toBe(401);
+    expect((await fetch(`${ops.url}/queues/api/queues`)).status).toBe(401);
+    expect((await fetch(`${ops.url}/queues`, { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
+    expect((await fetch(`${ops.url}/queues?token=wrong`)).status).toBe(401);
+
+    const byHeader = await fetch(`${ops.url}/queues`, { headers: { authorization: 'Bearer s3cret-dashboard-token' } });
+    expect(byHeader.status).toBe(200);
+    expect(await byHeader.text()).toContain('<html');
+
+    const byQuery = await fetch(`${ops.url}/queues?token=s3cret-dashboard-token`);
+    expect(byQuery.status).toBe(200);
+    const cookie = byQuery.headers.get('set-cookie') ?? '';
+    expect(cookie).toMatch(/HttpOnly/);
+    expect(cookie).not.toContain('s3cret-dashboard-token');
+
+    const api = await fetch(`${ops.url}/queues/api/queues`, { headers: { cookie: cookie.split(';')[0]! } });
+    expect(api.status).toBe(200);
+    const body = (await api.json()) as { queues: { name: string }[] };
+    expect(body.queues.map((q) => q.name)).toEqual(['sync']);
+  });
+
+  it('turns the dashboard off when no token is configured', async () => {
+    const ops = await startOpsServer({
+      port: 0,
+      host: '127.0.0.1',
+      metrics: createOpsMetrics({ processMetrics: false }),
+      ready: async () => ({ ok: true, checks: {} }),
+    });
+    onTestFinished(() => ops.close());
+    expect((await fetch(`${ops.url}/queues`)).status).toBe(403);
+    expect((await fetch(`${ops.url}/queues?token=`)).status).toBe(403);
+    expect((await fetch(`${ops.url}/nope`)).status).toBe(404);
+  });
+
+  it('answers /readyz 200 with Redis and a migrated database, 503 once Redis is gone while /healthz stays 200', async (ctx) => {
+    if (!server.owned) ctx.skip();
+    const path = await migratedDb();
+    const redis = connect();
+    await redis.ping();
+    const checks = { redis: redisCheck(redis), database: databaseCheck(path, appliedMigrations(path)) };
+    const ops = await startOpsServer({
+      port: 0,
+      host: '127.0.0.1',
+      metrics: createOpsMetrics({ processMetrics: false }),
+      ready: () => runChecks(checks, 1500),
+    });
+    onTestFinished(() => ops.close());
+    const ready = await fetch(`${ops.url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toMatchObject({ ok: true, checks: { redis: { ok: true }, database: { ok: true } } });
+
+    await server.kill();
+    onTestFinished(() => server.restart());
+    await vi.waitFor(async () => expect((await fetch(`${ops.url}/readyz`)).status).toBe(503), { timeout: 10_000 });
+    const notReady = await fetch(`${ops.url}/readyz`);
+    expect(await notReady.json()).toMatchObject({
+      ok: false,
+      checks: { redis: { ok: false }, database: { ok: true } },
+    });
+    expect((await fetch(`${ops.url}/healthz`)).status).toBe(200);
+  });
+});
+
+describe('readiness checks', () => {
+  it('fails the database check for a missing file and for migrations not applied', async () => {
+    const dir = tempDir();
+    const missing = await runChecks({ database: databaseCheck(join(dir, 'none.db'), ['m1']) });
+    expect(missing).toMatchObject({ ok: false, checks: { database: { ok: false } } });
+
+    const path = await migratedDb();
+    const behind = await runChecks({
+      database: databaseCheck(path, [...appliedMigrations(path), '2099-01-01-001-future']),
+    });
+    expect(behind.checks.database?.detail).toContain('2099-01-01-001-future');
+  });
+
+  it('bounds a check that never answers by the timeout', async () => {
+    const r = await runChecks({ stuck: () => new Promise<void>(() => {}) }, 50);
+    expect(r).toMatchObject({ ok: false, checks: { stuck: { ok: false, detail: 'no answer within 50 ms' } } });
+  });
+
+  it('fails the Redis check at once while the connection is not ready', async () => {
+    const r = await runChecks({ redis: redisCheck({ status: 'reconnecting', ping: () => new Promise(() => {}) }) });
+    expect(r.checks.redis).toMatchObject({ ok: false, detail: 'connection reconnecting' });
+  });
+});
