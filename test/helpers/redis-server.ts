@@ -73,7 +73,7 @@ export async function startRedis(): Promise<TestRedis> {
 
   const shutdown = async (how: 'SAVE' | 'NOSAVE') => {
     const proc = child;
-    if (!proc || proc.exitCode !== null) return;
+    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
     const exited = once(proc, 'exit');
     const r = new Redis({ port, host: '127.0.0.1', maxRetriesPerRequest: 0, retryStrategy: () => null });
     r.on('error', () => {});
@@ -97,7 +97,7 @@ export async function startRedis(): Promise<TestRedis> {
     },
     kill: async () => {
       const proc = child;
-      if (!proc || proc.exitCode !== null) return;
+      if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
       const exited = once(proc, 'exit');
       proc.kill('SIGKILL');
       await exited;
