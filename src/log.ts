@@ -15,6 +15,30 @@ export const REDACT_PATHS = [
   '*.key',
   'token',
   '*.token',
+  // Operations (issue 6): the other usual names for secrets, top level and one level down, and header objects
+  // nested one level (e.g. `{ req: { headers } }`, `{ request: { headers } }`).
+  'Authorization',
+  'headers.Authorization',
+  '*.authorization',
+  '*.Authorization',
+  '*.headers.authorization',
+  '*.headers.Authorization',
+  'headers.cookie',
+  '*.headers.cookie',
+  'headers["x-api-key"]',
+  '*.headers["x-api-key"]',
+  'api_key',
+  '*.api_key',
+  'apikey',
+  '*.apikey',
+  'accessToken',
+  '*.accessToken',
+  'dashboardToken',
+  '*.dashboardToken',
+  'secret',
+  '*.secret',
+  'password',
+  '*.password',
 ];
 
 /** The process logger: JSON lines on stderr, so stdout stays free for `--json` output. */
