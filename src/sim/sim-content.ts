@@ -201,16 +201,31 @@ const slugify = (s: string): string =>
 
 export { slugify };
 
-const loc = (en: string, fr: string | null): JsonObject => (fr === null ? { en } : { en, fr });
-const rich = (text: string): JsonObject => ({
-  root: {
-    type: 'root',
-    version: 1,
-    children: [{ type: 'paragraph', version: 1, children: [{ type: 'text', version: 1, text }] }],
-  },
-});
+// Stored documents are never changed in place (every write clones first), so equal sub-objects are shared:
+// that keeps 100,000 records per tenant cheap to build and to hold.
+const shared = new Map<string, JsonValue>();
+const intern = <T extends JsonValue>(key: string, make: () => T): T => {
+  let v = shared.get(key);
+  if (v === undefined) {
+    v = make();
+    if (shared.size < 200_000) shared.set(key, v);
+  }
+  return v as T;
+};
+const loc = (en: string, fr: string | null): JsonObject =>
+  intern(`l|${en}|${fr}`, () => (fr === null ? { en } : { en, fr }));
+const rich = (text: string): JsonObject =>
+  intern(`r|${text}`, () => ({
+    root: {
+      type: 'root',
+      version: 1,
+      children: [{ type: 'paragraph', version: 1, children: [{ type: 'text', version: 1, text }] }],
+    },
+  }));
 const html = (text: string): string =>
-  `<p>${text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')}</p>`;
+  intern(`h|${text}`, () => `<p>${text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')}</p>`);
+const EMPTY_OBJ: JsonObject = {};
+const NO_SHARES: JsonValue[] = [];
 
 const DESCRIPTIONS = [
   'A new production with a stellar cast and live orchestra.',
@@ -233,7 +248,8 @@ const description = (prng: Prng): JsonObject => {
   return loc(DESCRIPTIONS[i] as string, DESCRIPTIONS_FR[i] ?? null);
 };
 
-const themeDefault = (): JsonObject => ({ themeSettings: [] });
+const THEME_DEFAULT: JsonObject = { themeSettings: [] };
+const themeDefault = (): JsonObject => THEME_DEFAULT;
 const meta = (g: GenContext, title: string, path: string, image: string | null): JsonObject => ({
   title: `${title} | ${g.tenantName}`,
   description: `${title} at ${g.tenantName}.`,
@@ -250,7 +266,12 @@ const common = (g: GenContext): { id: string; createdAt: string; updatedAt: stri
 const status = (g: GenContext): string => (g.prng.chance(0.9) ? 'published' : 'draft');
 const imageRef = (g: GenContext): string | null => (g.prng.chance(0.85) ? g.ref('media') : null);
 const attrs = (g: GenContext, keys: readonly [string, readonly JsonValue[]][]): JsonValue[] =>
-  keys.filter(() => g.prng.chance(0.4)).map(([key, values]) => ({ key, value: g.prng.pick(values) }));
+  keys
+    .filter(() => g.prng.chance(0.4))
+    .map(([key, values]) => {
+      const value = g.prng.pick(values);
+      return intern(`a|${key}|${String(value)}`, () => ({ key, value }));
+    });
 
 // Offsets of a time zone, cached per zone and UTC day (the day's offset at noon is good enough for a generator).
 const offsetCache = new Map<string, number>();
@@ -288,6 +309,8 @@ const performance = (g: GenContext, tz: string, dayMs: number): { utc: number; l
   const localAsUtc = day + (g.prng.chance(0.75) ? 19.5 : 14) * 3_600_000;
   return { utc: localAsUtc - tzOffsetMs(tz, day), localAsUtc };
 };
+
+const person = (role: string, name: string): JsonObject => intern(`p|${role}|${name}`, () => ({ role, name }));
 
 export type Generator = (g: GenContext, i: number) => JsonObject;
 
@@ -340,7 +363,7 @@ export const GENERATORS: Readonly<Record<CollectionSlug, Generator>> = {
       state: city.state,
       postalCode: city.postal(),
       directions: 'Step-free access from the main entrance; nearest station a five-minute walk.',
-      openingHours: {
+      openingHours: intern(`oh|${city.tz}`, () => ({
         timezone: city.tz,
         sections: [
           { label: 'Box office', days: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat'], opens: '10:00', closes: '20:00' },
@@ -348,7 +371,7 @@ export const GENERATORS: Readonly<Record<CollectionSlug, Generator>> = {
         ],
         exceptions: [{ date: '2026-12-25', closed: true, label: 'Christmas Day' }],
         notes: 'Opening hours may vary on performance days.',
-      },
+      })),
       layout: 'default',
       blocks: blocks(g, `Welcome to ${name}.`),
       attributes: attrs(g, [
@@ -362,7 +385,7 @@ export const GENERATORS: Readonly<Record<CollectionSlug, Generator>> = {
       createRedirect: false,
       image: imageRef(g),
       url: `${g.site}/venues/${slug}`,
-      sharedWith: [],
+      sharedWith: NO_SHARES,
       _status: status(g),
     };
   },
@@ -393,7 +416,7 @@ export const GENERATORS: Readonly<Record<CollectionSlug, Generator>> = {
       createRedirect: false,
       image: imageRef(g),
       url: `${g.site}/organizations/${slug}`,
-      sharedWith: [],
+      sharedWith: NO_SHARES,
       _status: status(g),
     };
   },
@@ -429,7 +452,7 @@ export const GENERATORS: Readonly<Record<CollectionSlug, Generator>> = {
       shortId: `S${year}${i}`,
       baseSlug: `season-${year}`,
       primaryForTitle: i === 0,
-      sharedWith: [],
+      sharedWith: NO_SHARES,
       ticketingA: { seasonId: String(100 + i) },
       _status: status(g),
     };
@@ -470,7 +493,7 @@ export const GENERATORS: Readonly<Record<CollectionSlug, Generator>> = {
       shortId: `SR${i + 1}`,
       baseSlug: slugify(title),
       primaryForTitle: false,
-      sharedWith: [],
+      sharedWith: NO_SHARES,
       ticketingA: { packageId: String(5000 + i) },
       _status: status(g),
     };
@@ -518,10 +541,7 @@ export const GENERATORS: Readonly<Record<CollectionSlug, Generator>> = {
       startDate_tz: venueTz,
       startDateLocalAsUTC: iso(p.localAsUtc),
       ticketingSystemId: system,
-      participants: [
-        { role: g.prng.pick(ROLES), name: g.prng.pick(PEOPLE) },
-        { role: 'Soloist', name: g.prng.pick(PEOPLE) },
-      ],
+      participants: [person(g.prng.pick(ROLES), g.prng.pick(PEOPLE)), person('Soloist', g.prng.pick(PEOPLE))],
       attributes: attrs(g, [
         ['captioned', [true, false]],
         ['relaxed', [true, false]],
@@ -532,18 +552,21 @@ export const GENERATORS: Readonly<Record<CollectionSlug, Generator>> = {
       ticketingA: {
         performanceId: String(perf),
         productionSeasonId: String(300 + g.prng.int(0, 40)),
-        keywords: { genre: g.prng.pick(['opera', 'ballet', 'theatre']), audience: g.prng.pick(['adult', 'family']) },
+        keywords: ((genre: string, audience: string) => intern(`kw|${genre}|${audience}`, () => ({ genre, audience })))(
+          g.prng.pick(['opera', 'ballet', 'theatre']),
+          g.prng.pick(['adult', 'family']),
+        ),
         availability: g.prng.pick(['good', 'limited', 'soldOut']),
         availSaleIndicator: g.prng.pick(['A', 'L', 'S']),
         publishWebApiStartDate: iso(p.utc - 90 * 86_400_000),
         publishWebApiEndDate: iso(p.utc + 3_600_000),
-        customAttributeSyncOverride: {},
+        customAttributeSyncOverride: EMPTY_OBJ,
       },
       ticketingB: {
         showTimeId: `st-${perf}`,
         eventId,
         eventUrlName: `event-${eventId}`,
-        customAttributeSyncOverride: {},
+        customAttributeSyncOverride: EMPTY_OBJ,
       },
       ticketingC: { instanceId: `inst-${perf}`, eventId, customAttributeSyncOverride: {} },
     };
@@ -580,7 +603,7 @@ export const GENERATORS: Readonly<Record<CollectionSlug, Generator>> = {
       breadcrumbs: [{ doc: c.id, url: rel, label: title }],
       publishedAt: c.updatedAt,
       url: `${g.site}${rel}`,
-      sharedWith: [],
+      sharedWith: NO_SHARES,
       _status: status(g),
     };
   },
@@ -606,7 +629,7 @@ export const GENERATORS: Readonly<Record<CollectionSlug, Generator>> = {
       createRedirect: false,
       image: imageRef(g),
       url: `${g.site}/blog/${slug}`,
-      sharedWith: [],
+      sharedWith: NO_SHARES,
       _status: status(g),
     };
   },
@@ -639,7 +662,7 @@ export const GENERATORS: Readonly<Record<CollectionSlug, Generator>> = {
       image: imageRef(g),
       url: `${g.site}/blog/posts/${slug}`,
       showInSearch: true,
-      sharedWith: [],
+      sharedWith: NO_SHARES,
       _status: status(g),
     };
   },
@@ -653,10 +676,10 @@ export const GENERATORS: Readonly<Record<CollectionSlug, Generator>> = {
       confirmationType: 'message',
       confirmationMessage: 'Thank you, we will be in touch.',
       submitButtonLabel: 'Send',
-      fields: [
+      fields: intern('form-fields', () => [
         { blockType: 'text', name: 'name', label: 'Your name', required: true },
         { blockType: 'email', name: 'email', label: 'Email', required: true },
-      ],
+      ]),
       redirect: { type: 'reference', reference: null, url: null },
     };
   },

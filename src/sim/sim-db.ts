@@ -94,13 +94,45 @@ export class CollectionData {
   }
 }
 
-export interface TenantData {
-  readonly slug: string;
-  readonly name: string;
-  readonly key: string;
-  readonly collections: Record<CollectionSlug, CollectionData>;
-  readonly prng: Prng;
+/**
+ * One tenant. Its records are generated on first access (so a large data set starts listening at once and pays
+ * generation on the first request), always in the same order from the same PRNG: the data do not depend on when.
+ */
+export class TenantData {
   readonly ids: IdMaker;
+  private data: Record<CollectionSlug, CollectionData> | undefined;
+  constructor(
+    readonly slug: string,
+    readonly name: string,
+    readonly key: string,
+    readonly prng: Prng,
+    private readonly records: number,
+    private readonly epochMs: number,
+  ) {
+    this.ids = new IdMaker(prng.fork(11));
+  }
+
+  get collections(): Record<CollectionSlug, CollectionData> {
+    if (!this.data) {
+      const data = Object.fromEntries(COLLECTIONS.map((c) => [c, new CollectionData(c)])) as Record<
+        CollectionSlug,
+        CollectionData
+      >;
+      this.data = data;
+      for (const c of GENERATION_ORDER) generateCollection(this, c, countFor(c, this.records), this.epochMs);
+    }
+    return this.data;
+  }
+
+  /** Generates the records now rather than on first access. */
+  prepare(): void {
+    if (!this.data) this.collections['custom-attributes'].changed();
+  }
+
+  /** Whether the records exist yet. */
+  get materialized(): boolean {
+    return this.data !== undefined;
+  }
 }
 
 const DAY = 86_400_000;
@@ -136,15 +168,9 @@ export function generateTenants(opts: GenerateOptions): TenantData[] {
   const epochMs = epochFor(opts.seed);
   return names.map((n, t) => {
     const prng = root.fork(100 + t);
-    const key = opts.keys[n.slug] ?? makeKey(prng.fork(7));
-    const ids = new IdMaker(prng.fork(11));
-    const collections = Object.fromEntries(COLLECTIONS.map((c) => [c, new CollectionData(c)])) as Record<
-      CollectionSlug,
-      CollectionData
-    >;
-    const tenant: TenantData = { slug: n.slug, name: n.name, key, collections, prng, ids };
-    for (const c of GENERATION_ORDER) generateCollection(tenant, c, countFor(c, opts.records), epochMs);
-    return tenant;
+    const generated = makeKey(prng.fork(7));
+    const key = opts.keys[n.slug] ?? generated;
+    return new TenantData(n.slug, n.name, key, prng, opts.records, epochMs);
   });
 }
 

@@ -17,7 +17,7 @@ import { parseParams, type SimParams } from './parse-params.js';
 import type { Prng } from './prng.js';
 import { bulkUpdate } from './sim-bulk.js';
 import { themeSettingsSchema } from './sim-content.js';
-import { type TenantData, viewOf } from './sim-db.js';
+import { generateTenants, type TenantData, viewOf } from './sim-db.js';
 import type { FaultQueue } from './sim-faults.js';
 import { type MutateResult, type MutateSpec, mutate } from './sim-mutate.js';
 import { buildOpenApi } from './sim-openapi.js';
@@ -72,6 +72,7 @@ const MAX_BODY = 1_000_000;
 
 export interface SimState {
   readonly tenants: TenantData[];
+  readonly seed: number;
   readonly routeSet: RouteSet;
   maxLimit: number;
   readonly limiter: RollingLimiter;
@@ -143,7 +144,8 @@ const count = (s: SimState, tenant: string, key: string, field: keyof CounterSet
 /** The openapi document, built once from depth-0 samples of the first tenant. */
 export function openapiDoc(s: SimState): JsonObject {
   if (!s.openapi) {
-    const t = s.tenants[0];
+    // Samples come from a tiny data set of the same seed, so the description never waits for a large one.
+    const t = generateTenants({ seed: s.seed, tenants: 1, records: 2, keys: {} })[0];
     const samples: Partial<Record<CollectionSlug, JsonObject>> = {};
     if (t) {
       const ctx = shapeCtx(s, t, parseParams('depth=0', { maxLimit: s.maxLimit }));

@@ -236,7 +236,8 @@ export function createDoc(
       url: `/media/${t.slug}/${filename}`,
     };
   } else {
-    doc = { id: t.ids.make(now), ...doc, tenant: t.slug };
+    const { id: _blank, ...rest } = doc;
+    doc = { id: t.ids.make(now), ...rest, tenant: t.slug };
   }
   doc.createdAt = stamp;
   doc.updatedAt = stamp;

@@ -103,8 +103,11 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     keys: opts.keys ?? {},
   });
   const now = (): number => Date.now();
+  // Small data sets are built now; large ones on each tenant's first request (see docs/simulator.md).
+  if ((opts.records ?? 40) <= 2000) for (const t of tenants) t.prepare();
   const state: SimState = {
     tenants,
+    seed,
     routeSet: opts.routes ?? 'full',
     maxLimit: opts.maxLimit ?? 100,
     limiter: new RollingLimiter(
