@@ -19,6 +19,14 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
     summary: 'run read-only SQL over the mirror',
     load: async () => (await import('./sql-command.js')).sqlCommand,
   },
+  enqueue: {
+    summary: 'queue a write to the Partners API (validated first)',
+    load: async () => (await import('./enqueue-command.js')).enqueueCommand,
+  },
+  writes: {
+    summary: 'failed writes: list, show, retry',
+    load: async () => (await import('./writes-command.js')).writesCommand,
+  },
   backup: {
     summary: 'write an online, consistent copy of the mirror',
     load: async () => (await import('./backup-command.js')).backupCommand,

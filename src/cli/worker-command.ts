@@ -2,6 +2,7 @@ import { loadConfigFile } from '../config/load-config.js';
 import { UsageError } from '../errors.js';
 import { createLogger } from '../log.js';
 import { createWorkerApp } from '../worker-app.js';
+import { startConfiguredWriteWorker } from '../writes/write-worker.js';
 import { parseFlags } from './parse-flags.js';
 
 const HELP = `usage: understudy worker --config FILE [--concurrency N] [--http PORT]
@@ -51,6 +52,8 @@ export async function workerCommand(argv: string[]): Promise<number> {
   process.once('SIGINT', onSignal);
   try {
     await using app = await createWorkerApp(config, { log, ...(concurrency ? { concurrency } : {}) });
+    // Writes (issue 5) drain in the same process; disposed first, so in-flight writes finish before sync closes.
+    await using _writes = await startConfiguredWriteWorker(config, { log });
     await app.run(stop.signal);
   } finally {
     process.off('SIGTERM', onSignal);

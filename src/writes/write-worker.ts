@@ -2,18 +2,23 @@ import { randomUUID } from 'node:crypto';
 import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { applyWriteProcessor, type WriteTenant } from '../../jobs/apply-write.js';
-import type { ResolvedTenant } from '../config/resolve-tenants.js';
+import { createApp } from '../app.js';
+import type { Config } from '../config/config-schema.js';
+import { type ResolvedTenant, resolveTenants } from '../config/resolve-tenants.js';
 import { describeError, UnderstudyError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { CollectionSlug } from '../partners/collections.js';
 import type { PartnersClient } from '../partners/partners-client.js';
+import { createRedisRateGate } from '../partners/redis-rate-gate.js';
 import { collectionLockKey, tryCollectionLock } from '../queue/collection-lock.js';
 import { addCollectionJob, DEFAULT_PREFIX, openSyncQueue, type SyncQueue } from '../queue/queues.js';
+import { longLivedRedis, redisSettings } from '../queue/redis-settings.js';
 import { isPendingJob, openWritesQueue, WRITES_QUEUE, type WriteQueueHandle } from '../queue/write-queue.js';
 import type { Store } from '../store/store.js';
 import { openSqliteWriteLog, type WriteLog } from '../store/write-log.js';
 import { discoverRoutes, type ReadRoutes } from '../sync/discover-routes.js';
 import { syncCollection } from '../sync/sync-collection.js';
+import { databasePath } from '../worker-app.js';
 import { createRecordOrder } from './record-order.js';
 
 export interface WriteWorkerOptions {
@@ -46,6 +51,8 @@ export interface WriteWorkerOptions {
   readonly stopping?: AbortSignal;
   /** Jitter source in [0, 1); default Math.random. */
   readonly random?: () => number;
+  /** How long `close()` lets writes in flight finish before aborting them (they are handed back); default 3000 ms. */
+  readonly graceMs?: number;
 }
 
 export interface WriteWorker {
@@ -165,10 +172,21 @@ export async function startWriteWorker(opts: WriteWorkerOptions): Promise<WriteW
     queue,
     close() {
       closing ??= (async () => {
-        stop.abort(new UnderstudyError('US_ABORTED', 'write worker closing'));
+        // Writes in flight get a grace period to finish; then their waits and requests are aborted and handed back.
+        const grace = setTimeout(
+          () => stop.abort(new UnderstudyError('US_ABORTED', 'write worker closing')),
+          opts.graceMs ?? 3000,
+        );
+        grace.unref();
         const failures: unknown[] = [];
         const steps: (() => Promise<unknown>)[] = [
-          () => worker.close(),
+          async () => {
+            try {
+              await worker.close();
+            } finally {
+              clearTimeout(grace);
+            }
+          },
           () => queue.close(),
           async () => syncQueue?.close(),
           () => writeLog.close(),
@@ -188,4 +206,68 @@ export async function startWriteWorker(opts: WriteWorkerOptions): Promise<WriteW
       return closing;
     },
   };
+}
+
+/** A write worker built from the config alone, with its own connections; disposing it closes them all. */
+export interface ConfiguredWriteWorker extends AsyncDisposable {
+  readonly writes: WriteWorker;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the write worker for `understudy worker`: Redis from `REDIS_URL` / config `redis`, one Redis-backed rate
+ * gate per key (shared with every other process using the key), the mirror at the config's database, and
+ * config `writes.attempts`.
+ */
+export async function startConfiguredWriteWorker(
+  config: Config,
+  opts: { readonly log: Logger; readonly env?: NodeJS.ProcessEnv; readonly concurrency?: number },
+): Promise<ConfiguredWriteWorker> {
+  const env = opts.env ?? process.env;
+  const tenants = resolveTenants(config, env);
+  const { url, prefix } = redisSettings(config, env);
+  const redis = longLivedRedis(url, opts.log, 'writes');
+  const database = databasePath(config, env);
+  const steps: (() => Promise<unknown>)[] = [async () => redis.quit().catch(() => redis.disconnect())];
+  const closeAll = async () => {
+    const failures: unknown[] = [];
+    for (const step of steps.reverse()) {
+      try {
+        await step();
+      } catch (err) {
+        failures.push(err);
+      }
+    }
+    steps.length = 0;
+    if (failures.length > 0) throw new AggregateError(failures, 'closing the write worker failed');
+  };
+  try {
+    const app = await createApp({
+      baseUrl: config.baseUrl,
+      database,
+      log: opts.log,
+      gateFor: (keyHash, budget) => createRedisRateGate({ redis, keyHash, budget, prefix }),
+    });
+    steps.push(() => app.close());
+    const writes = await startWriteWorker({
+      redis,
+      prefix,
+      app,
+      tenants,
+      database,
+      log: opts.log,
+      ...(config.writes?.attempts ? { attempts: config.writes.attempts } : {}),
+      ...(opts.concurrency ? { concurrency: opts.concurrency } : {}),
+    });
+    steps.push(() => writes.close());
+    let closing: Promise<void> | null = null;
+    const close = () => {
+      closing ??= closeAll();
+      return closing;
+    };
+    return { writes, close, [Symbol.asyncDispose]: close };
+  } catch (err) {
+    await closeAll().catch(() => undefined);
+    throw err;
+  }
 }

@@ -1,0 +1,102 @@
+import { text } from 'node:stream/consumers';
+import { loadConfigFile } from '../config/load-config.js';
+import { ConfigError, UsageError } from '../errors.js';
+import { redisSettings, shortLivedRedis } from '../queue/redis-settings.js';
+import { createWriteQueue } from '../queue/write-queue.js';
+import { databasePath } from '../worker-app.js';
+import { parseOp, WriteValidationError } from '../writes/validate-write.js';
+import { parseFlags } from './parse-flags.js';
+
+const HELP = `usage: understudy enqueue --config FILE --tenant SLUG --op OP --collection NAME [--id ID]
+                          [--body JSON | --body - | <stdin>] [--draft] [--idempotency-key K] [--json]
+
+Validates one write and adds it to the writes queue (Redis: REDIS_URL, else config redis.url); a running
+\`understudy worker\` applies it upstream. Prints the job id as the last line of stdout. A write the spec does
+not allow is refused with a one-line reason and exit code 2, and nothing is queued.
+
+  --config FILE            JSON config (tenants, database, redis)
+  --tenant SLUG            tenant of the config to write to
+  --op OP                  create | update | patch | put | delete | bulk (patch, put and update all mean a
+                           partial update, sent with the method the spec has for the collection)
+  --collection NAME        collection as in the API path, e.g. event-instances
+  --id ID                  record id (update, delete)
+  --body JSON              the body as JSON; "-" or no --body reads it from stdin (not for delete)
+  --draft                  write the draft version (creates/updates of versioned collections, bulk)
+  --idempotency-key K      same key, same job: enqueuing again returns the first job's id
+  --json                   print {"jobId": …} instead of the bare id
+`;
+
+const FLAGS = {
+  config: { type: 'string' },
+  tenant: { type: 'string' },
+  op: { type: 'string' },
+  collection: { type: 'string' },
+  id: { type: 'string' },
+  body: { type: 'string' },
+  draft: { type: 'boolean' },
+  'idempotency-key': { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+async function readBody(flag: string | undefined, needed: boolean): Promise<unknown> {
+  let raw: string | undefined = flag;
+  if (flag === undefined || flag === '-') {
+    if (!needed) return undefined;
+    if (flag === undefined && process.stdin.isTTY)
+      throw new UsageError('--body JSON is required (or pipe it on stdin)');
+    raw = await text(process.stdin);
+  }
+  if (raw === undefined || raw.trim() === '') {
+    if (!needed) return undefined;
+    throw new UsageError('the body is empty: give --body JSON or pipe it on stdin');
+  }
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch (err) {
+    throw new WriteValidationError(`body is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+export async function enqueueCommand(argv: string[]): Promise<number> {
+  const { values } = parseFlags(argv, FLAGS);
+  if (values.help) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  for (const f of ['config', 'tenant', 'op', 'collection'] as const) {
+    if (!values[f]) throw new UsageError(`--${f} is required (see --help)`);
+  }
+  const config = loadConfigFile(values.config as string);
+  const tenant = values.tenant as string;
+  if (!config.tenants.some((t) => t.slug === tenant)) {
+    throw new ConfigError(
+      `--tenant ${tenant}: not a tenant of the config (${config.tenants.map((t) => t.slug).join(', ')})`,
+    );
+  }
+  const op = parseOp(values.op);
+  const body = await readBody(values.body, op !== 'delete');
+  const { url, prefix } = redisSettings(config, process.env);
+  const request = {
+    op,
+    tenant,
+    collection: values.collection as string,
+    ...(values.id !== undefined ? { id: values.id } : {}),
+    ...(body !== undefined ? { body } : {}),
+    ...(values.draft ? { draft: true } : {}),
+    ...(values['idempotency-key'] !== undefined ? { idempotencyKey: values['idempotency-key'] } : {}),
+  };
+  // enqueue() validates before it sends anything to Redis, so a refused write leaves no trace there.
+  const redis = await shortLivedRedis(url, 3000, { maxRetriesPerRequest: 3, enableOfflineQueue: true });
+  const queue = await createWriteQueue({ connection: redis, prefix, database: databasePath(config, process.env) });
+  try {
+    const jobId = await queue.enqueue(request);
+    process.stdout.write(
+      values.json ? `${JSON.stringify({ jobId, op, tenant, collection: request.collection })}\n` : `${jobId}\n`,
+    );
+    return 0;
+  } finally {
+    await queue.close().catch(() => undefined);
+    await redis.quit().catch(() => redis.disconnect());
+  }
+}

@@ -1,0 +1,159 @@
+import type { Job } from 'bullmq';
+import { UnderstudyError } from '../errors.js';
+import { addWriteJob, type WriteQueueHandle } from '../queue/write-queue.js';
+import type { BulkFailure, WriteLog, WriteLogEntry } from '../store/write-log.js';
+import type { RecordOrder } from './record-order.js';
+import { parseJobData } from './validate-write.js';
+import { recordOf, type WriteJobData } from './write-job.js';
+
+/** A write that did not fully succeed: a failed job, or a bulk write that completed as `partial`. */
+export interface FailedWrite {
+  readonly jobId: string;
+  readonly status: 'failed' | 'partial';
+  readonly tenant: string;
+  readonly op: string;
+  readonly collection: string;
+  readonly recordId: string | null;
+  readonly attempts: number;
+  readonly reason: string;
+  readonly failedAt: string | null;
+  /** Bulk writes: each record that failed. */
+  readonly failures: readonly BulkFailure[] | null;
+}
+
+const progressAttempts = (job: Job): number => {
+  const p = job.progress as { attempts?: unknown } | undefined;
+  return typeof p === 'object' && p !== null && typeof p.attempts === 'number' ? p.attempts : job.attemptsMade;
+};
+
+const dataOf = (job: Job): Partial<WriteJobData> => (job.data ?? {}) as Partial<WriteJobData>;
+
+/** Failed write jobs (newest first) and bulk writes logged as partial, with their reasons. */
+export async function listFailedWrites(queue: WriteQueueHandle, writeLog: WriteLog | null): Promise<FailedWrite[]> {
+  const jobs = (await queue.getFailed(0, -1)).filter((j): j is Job => Boolean(j));
+  const out: FailedWrite[] = jobs.map((job) => {
+    const d = dataOf(job);
+    return {
+      jobId: job.id ?? '?',
+      status: 'failed',
+      tenant: String(d.tenant ?? '?'),
+      op: String(d.op ?? job.name),
+      collection: String(d.collection ?? '?'),
+      recordId: 'id' in d && typeof d.id === 'string' ? d.id : null,
+      attempts: progressAttempts(job),
+      reason: job.failedReason ?? 'failed',
+      failedAt: job.finishedOn ? new Date(job.finishedOn).toISOString() : null,
+      failures: null,
+    };
+  });
+  out.sort((a, b) => (b.failedAt ?? '').localeCompare(a.failedAt ?? ''));
+  if (writeLog) {
+    for (const e of await writeLog.list(['partial'])) out.push(fromPartial(e));
+  }
+  return out;
+}
+
+const fromPartial = (e: WriteLogEntry): FailedWrite => ({
+  jobId: e.jobId,
+  status: 'partial',
+  tenant: e.tenant,
+  op: e.op,
+  collection: e.collection,
+  recordId: e.recordId,
+  attempts: e.attempts,
+  reason: e.error ?? 'some records failed',
+  failedAt: e.finishedAt,
+  failures: e.failures,
+});
+
+/** Everything known about one write job: BullMQ's view and the `write_log` row. */
+export interface WriteDetails {
+  readonly jobId: string;
+  readonly state: string;
+  readonly data: unknown;
+  readonly progress: unknown;
+  readonly failedReason: string | null;
+  readonly result: unknown;
+  readonly enqueuedAt: string | null;
+  readonly log: WriteLogEntry | null;
+}
+
+export async function showWrite(
+  queue: WriteQueueHandle,
+  writeLog: WriteLog | null,
+  jobId: string,
+): Promise<WriteDetails> {
+  const job = await queue.getJob(jobId);
+  const log = writeLog ? await writeLog.get(jobId) : null;
+  if (!job && !log) throw new UnderstudyError('US_NOT_FOUND', `no write job ${jobId}`);
+  return {
+    jobId,
+    state: job ? await job.getState() : 'removed',
+    data: job?.data ?? null,
+    progress: job?.progress ?? null,
+    failedReason: job?.failedReason ?? null,
+    result: job?.returnvalue ?? null,
+    enqueuedAt: job ? new Date(job.timestamp).toISOString() : (log?.enqueuedAt ?? null),
+    log,
+  };
+}
+
+export interface RetryResult {
+  readonly jobId: string;
+  /** `requeued`: the failed job runs again; `replayed`: a new bulk job for the records that failed. */
+  readonly how: 'requeued' | 'replayed';
+  /** The job that will run: the same id when requeued, a new one when replayed. */
+  readonly runs: string;
+}
+
+/**
+ * Queues a failed write again, behind every write already queued for its record, with a fresh attempt count.
+ * An earlier unknown outcome is remembered (a create still looks for its record first) unless `resend`.
+ * A bulk write that completed as partial is replayed as a new bulk write for the records that failed.
+ */
+export async function retryWrite(
+  queue: WriteQueueHandle,
+  order: RecordOrder,
+  writeLog: WriteLog | null,
+  jobId: string,
+  opts: { readonly resend?: boolean } = {},
+): Promise<RetryResult> {
+  const job = await queue.getJob(jobId);
+  if (!job) throw new UnderstudyError('US_NOT_FOUND', `no write job ${jobId} (failed jobs are kept for 90 days)`);
+  const state = await job.getState();
+  if (state === 'failed') {
+    const data = await parseJobData(job.data);
+    const p = (job.progress ?? {}) as { unknownOutcome?: unknown };
+    await job.updateProgress({
+      attempts: 0,
+      unknownOutcome: opts.resend ? false : p.unknownOutcome === true,
+      sending: false,
+    });
+    const seq = await order.nextSeq();
+    const next: WriteJobData = { ...data, seq };
+    await (job as Job).updateData(next);
+    const id = recordOf(data);
+    if (id !== null) await order.join({ tenant: data.tenant, collection: data.collection, id }, jobId, seq);
+    await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
+    return { jobId, how: 'requeued', runs: jobId };
+  }
+  if (state === 'completed') {
+    const data = await parseJobData(job.data);
+    const failures = await partialFailures(job, writeLog);
+    if (data.op === 'bulk' && failures.length > 0) {
+      const { where: _w, all: _a, ids: _i, ...rest } = data.body;
+      const { idempotencyKey: _k, seq: _s, ...base } = data;
+      const replay: WriteJobData = { ...base, body: { ...rest, ids: failures.map((f) => f.id) } };
+      const runs = await addWriteJob(queue, order, replay);
+      return { jobId, how: 'replayed', runs };
+    }
+  }
+  throw new UnderstudyError('US_VALIDATION', `write job ${jobId} is ${state}, not failed: nothing to retry`);
+}
+
+async function partialFailures(job: Job, writeLog: WriteLog | null): Promise<readonly BulkFailure[]> {
+  const rv = job.returnvalue as { status?: unknown; failures?: unknown } | null;
+  if (rv && rv.status === 'partial' && Array.isArray(rv.failures)) return rv.failures as BulkFailure[];
+  const entry = writeLog && job.id ? await writeLog.get(job.id) : null;
+  return entry?.status === 'partial' ? (entry.failures ?? []) : [];
+}
