@@ -66,7 +66,7 @@ describe('public routes', () => {
       expect(r.status).toBe(200);
       const doc = (await r.json()) as JsonObject;
       expect(String(doc.openapi)).toMatch(/^3\.1/);
-      const res = await new Validator().validate(doc as object);
+      const res = await new Validator().validate(doc as Record<string, unknown>);
       expect(res.errors ?? []).toEqual([]);
       expect(res.valid).toBe(true);
     }
