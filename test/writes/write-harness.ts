@@ -1,0 +1,161 @@
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { expect, onTestFinished, vi } from 'vitest';
+import type { ResolvedTenant } from '../../src/config/resolve-tenants.js';
+import { type TenantSlug, tenantSlug } from '../../src/ids.js';
+import type { CollectionSlug } from '../../src/partners/collections.js';
+import { createHttpPartnersClient, type HttpClientOptions } from '../../src/partners/http-partners-client.js';
+import { createMemoryRateGate } from '../../src/partners/memory-rate-gate.js';
+import type { PartnersClient } from '../../src/partners/partners-client.js';
+import { createWriteQueue, type WriteQueue } from '../../src/queue/write-queue.js';
+import { type SimulatorOptions, startSimulator } from '../../src/sim/start-simulator.js';
+import { openSqliteStore } from '../../src/store/sqlite-store.js';
+import type { WriteLogEntry } from '../../src/store/write-log.js';
+import { discoverRoutes } from '../../src/sync/discover-routes.js';
+import { syncCollection } from '../../src/sync/sync-collection.js';
+import { startWriteWorker, type WriteWorker, type WriteWorkerOptions } from '../../src/writes/write-worker.js';
+import { silentLog, tempDir } from '../helpers/sync-harness.js';
+
+export interface WriteHarnessOptions {
+  readonly redisUrl: string;
+  readonly sim?: SimulatorOptions;
+  readonly client?: Partial<HttpClientOptions>;
+  readonly worker?: Partial<WriteWorkerOptions>;
+  /** Collections to mirror before the test (default: none). */
+  readonly mirror?: readonly CollectionSlug[];
+}
+
+/**
+ * A simulator (limits off), a fresh mirror, a queue client and a write worker on a fresh Redis prefix.
+ * Backoffs are a few milliseconds so retries are quick; the worker starts with `startWorker()`.
+ */
+export async function writeHarness(opts: WriteHarnessOptions) {
+  const sim = await startSimulator({ port: 0, readLimit: 0, writeLimit: 0, records: 4, tenants: 1, ...opts.sim });
+  onTestFinished(() => sim.close());
+  const simTenant = sim.tenants[0];
+  if (!simTenant) throw new Error('simulator has no tenant');
+  const slug: TenantSlug = tenantSlug(simTenant.slug);
+  const dbPath = join(tempDir(), 'mirror.db');
+  const store = await openSqliteStore(dbPath);
+  onTestFinished(() => store.close());
+  const prefix = `t-${randomUUID().slice(0, 8)}`;
+  const tenant: ResolvedTenant = {
+    slug,
+    apiKey: simTenant.key,
+    apiKeyEnv: 'TEST_KEY',
+    budget: { reads: 1_000_000, writes: 1_000_000, windowMs: 1000 },
+    drafts: false,
+  };
+  const gate = createMemoryRateGate(tenant.budget);
+  const clientFor = (t: ResolvedTenant): PartnersClient =>
+    createHttpPartnersClient({
+      baseUrl: sim.url,
+      tenant: t.slug,
+      apiKey: t.apiKey,
+      gate,
+      retry: { attempts: 3, baseDelayMs: 1, maxDelayMs: 20 },
+      log: silentLog,
+      ...opts.client,
+    });
+  const client = clientFor(tenant);
+
+  if (opts.mirror?.length) {
+    const routes = await discoverRoutes(client, { signal: AbortSignal.timeout(10_000) });
+    for (const c of opts.mirror) {
+      const report = await syncCollection(
+        { client, store, log: silentLog },
+        { slug },
+        c,
+        'full',
+        routes,
+        AbortSignal.timeout(10_000),
+      );
+      if (report.error) throw new Error(report.error);
+    }
+  }
+
+  const queue: WriteQueue = await createWriteQueue({ redisUrl: opts.redisUrl, prefix, store });
+  onTestFinished(() => queue.close());
+
+  let worker: WriteWorker | null = null;
+  const startWorker = async (extra: Partial<WriteWorkerOptions> = {}): Promise<WriteWorker> => {
+    const w = await startWriteWorker({
+      redis: opts.redisUrl,
+      prefix,
+      app: { store, clientFor },
+      tenants: [tenant],
+      database: dbPath,
+      log: silentLog,
+      attempts: 3,
+      backoffMs: 5,
+      maxBackoffMs: 20,
+      orderRecheckMs: 50,
+      random: () => 0.5,
+      graceMs: 200,
+      ...opts.worker,
+      ...extra,
+    });
+    worker = w;
+    onTestFinished(() => w.close());
+    return w;
+  };
+  const bull = () => {
+    if (!worker) throw new Error('start the worker first');
+    return worker.queue;
+  };
+
+  /** Waits until a job is completed or failed; returns which. */
+  const settled = async (jobId: string, timeout = 15_000): Promise<'completed' | 'failed'> => {
+    let state = '';
+    await vi.waitFor(
+      async () => {
+        state = await bull().getJobState(jobId);
+        expect(['completed', 'failed']).toContain(state);
+      },
+      { timeout, interval: 20 },
+    );
+    return state as 'completed' | 'failed';
+  };
+
+  /** Reads the mirror file directly, as a person with sqlite3 would. */
+  const query = <T = Record<string, unknown>>(sql: string, ...params: unknown[]): T[] => {
+    const db = new Database(dbPath, { readonly: true });
+    try {
+      return db.prepare(sql).all(...params) as T[];
+    } finally {
+      db.close();
+    }
+  };
+  const logRow = (jobId: string) =>
+    query<Record<string, unknown>>('SELECT * FROM write_log WHERE job_id = ?', jobId)[0];
+  const mirrorDoc = (collection: CollectionSlug, id: string): Record<string, unknown> | null => {
+    const row = query<{ doc: string; deleted_at: string | null }>(
+      `SELECT doc, deleted_at FROM ${collection.replace(/-/g, '_')} WHERE tenant = ? AND id = ?`,
+      slug,
+      id,
+    )[0];
+    return row ? { ...(JSON.parse(row.doc) as Record<string, unknown>), __deletedAt: row.deleted_at } : null;
+  };
+  const upstream = (collection: CollectionSlug) => sim.controls.docs(slug, collection);
+  return {
+    sim,
+    store,
+    client,
+    dbPath,
+    prefix,
+    tenant,
+    slug,
+    queue,
+    startWorker,
+    bull,
+    settled,
+    query,
+    logRow,
+    mirrorDoc,
+    upstream,
+  };
+}
+
+export type WriteHarness = Awaited<ReturnType<typeof writeHarness>>;
+export type { WriteLogEntry };
