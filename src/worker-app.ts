@@ -6,6 +6,8 @@ import { createApp } from './app.js';
 import type { Config } from './config/config-schema.js';
 import { type ResolvedTenant, resolveTenants } from './config/resolve-tenants.js';
 import type { Logger } from './log.js';
+import { instrumentGate } from './ops/instrument-gate.js';
+import type { OpsMetrics } from './ops/metrics.js';
 import { COLLECTIONS, type CollectionSlug } from './partners/collections.js';
 import { createRedisRateGate } from './partners/redis-rate-gate.js';
 import { DEFAULT_RETRY, openSyncQueue, type RetryPolicy, SYNC_QUEUE, type SyncQueue } from './queue/queues.js';
@@ -22,10 +24,19 @@ export interface WorkerAppOptions {
   readonly concurrency?: number;
   /** How long shutdown lets the page in flight finish before dropping it (default 7000 ms, inside a 10 s stop). */
   readonly graceMs?: number;
+  /** Operations (issue 6): upstream requests, rate-gate waits and finished syncs are reported here. */
+  readonly metrics?: OpsMetrics;
 }
 
 export interface WorkerApp extends AsyncDisposable {
   readonly queue: SyncQueue;
+  /** The command connection (readiness pings it). */
+  readonly redis: Redis;
+  /**
+   * Applies a re-read config and environment (SIGHUP): tenants added or removed, each client rebuilt with its
+   * current key, schedulers upserted or removed. Jobs already running keep the client they started with.
+   */
+  reload(config: Config, env: NodeJS.ProcessEnv): Promise<void>;
   /** Processes sync jobs until `signal` aborts, then stops taking jobs and lets the active ones checkpoint. */
   run(signal: AbortSignal): Promise<void>;
   /** Closes the worker, queue, clients, database and Redis, in that order. Idempotent. */
@@ -60,7 +71,11 @@ export async function createWorkerApp(config: Config, opts: WorkerAppOptions): P
     baseUrl: config.baseUrl,
     database: databasePath(config, env),
     log,
-    gateFor: (keyHash, budget) => createRedisRateGate({ redis, keyHash, budget, prefix }),
+    gateFor: (keyHash, budget) => {
+      const gate = createRedisRateGate({ redis, keyHash, budget, prefix });
+      return opts.metrics ? instrumentGate(gate, opts.metrics) : gate;
+    },
+    ...(opts.metrics ? { onRequest: opts.metrics.upstreamRequest } : {}),
   });
   const clients = new Map([...tenants.values()].map((t) => [t.slug as string, app.clientFor(t)]));
   const queue = openSyncQueue(redis, prefix);
@@ -90,7 +105,7 @@ export async function createWorkerApp(config: Config, opts: WorkerAppOptions): P
     const client = clients.get(data.tenant);
     if (!t || !client) throw new Error(`tenant ${data.tenant} is not in the config`);
     const routes = await routesOf(data.tenant, run.signal);
-    return syncCollection(
+    const report = await syncCollection(
       { client, store: app.store, log, stop: run.stop },
       {
         slug: t.slug,
@@ -103,6 +118,8 @@ export async function createWorkerApp(config: Config, opts: WorkerAppOptions): P
       routes,
       run.signal,
     );
+    opts.metrics?.syncFinished({ tenant: data.tenant, mode: data.mode, report });
+    return report;
   };
 
   const collectionJob = syncCollectionProcessor({
@@ -154,12 +171,26 @@ export async function createWorkerApp(config: Config, opts: WorkerAppOptions): P
     return closing;
   };
 
+  let schedulesFrom: Config = config;
   return {
     queue,
+    redis,
+    async reload(next, nextEnv) {
+      const resolved = resolveTenants(next, nextEnv);
+      tenants.clear();
+      clients.clear();
+      for (const t of resolved) {
+        tenants.set(t.slug, t);
+        clients.set(t.slug, app.clientFor(t));
+      }
+      routeCache.clear();
+      schedulesFrom = next;
+      await reconcileSchedules(queue, schedulesFor(next.tenants), log, retry);
+    },
     async run(signal) {
       log.info({ redis: redactRedisUrl(url), prefix, concurrency, tenants: [...tenants.keys()] }, 'worker starting');
       await checkEvictionPolicy(redis, log);
-      await reconcileSchedules(queue, schedulesFor(config.tenants), log, retry);
+      await reconcileSchedules(queue, schedulesFor(schedulesFrom.tenants), log, retry);
       if (signal.aborted) return;
       const w = new Worker(
         SYNC_QUEUE,

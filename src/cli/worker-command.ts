@@ -1,7 +1,11 @@
 import { loadConfigFile } from '../config/load-config.js';
 import { UsageError } from '../errors.js';
 import { createLogger } from '../log.js';
-import { createWorkerApp } from '../worker-app.js';
+import { effectiveEnv } from '../ops/config-reload.js';
+import { instrumentWriteWorker } from '../ops/instrument-writes.js';
+import { createOpsMetrics } from '../ops/metrics.js';
+import { startWorkerOps } from '../ops/worker-ops.js';
+import { createWorkerApp, databasePath } from '../worker-app.js';
 import { startConfiguredWriteWorker } from '../writes/write-worker.js';
 import { parseFlags } from './parse-flags.js';
 
@@ -14,7 +18,11 @@ its page, close everything and exit 0.
 
   --config FILE       JSON config (tenants, schedule, redis, worker)
   --concurrency N     jobs run at once in this process (default: config worker.concurrency, else 2)
-  --http PORT         reserved for the metrics and dashboard endpoint (not served yet)
+  --http PORT         serve /healthz, /readyz, /metrics and the queue dashboard /queues on PORT
+                      (off by default; the dashboard needs UNDERSTUDY_DASHBOARD_TOKEN)
+
+SIGHUP re-reads the config and the keys (the environment, plus the file UNDERSTUDY_ENV_FILE names): new
+tenants, schedules and rotated keys take effect without a restart. See docs/operations.md.
 `;
 
 const FLAGS = {
@@ -40,8 +48,8 @@ export async function workerCommand(argv: string[]): Promise<number> {
   if (values.http !== undefined && !/^\d+$/.test(values.http)) throw new UsageError('--http must be a port number');
   const config = loadConfigFile(values.config);
   const log = createLogger();
-  // TODO(issue 6): serve metrics and the queue dashboard on --http.
-  if (values.http !== undefined) log.warn({ port: Number(values.http) }, '--http is not served yet');
+  const env = effectiveEnv(process.env);
+  const metrics = createOpsMetrics();
 
   const stop = new AbortController();
   const onSignal = (sig: NodeJS.Signals) => {
@@ -51,9 +59,20 @@ export async function workerCommand(argv: string[]): Promise<number> {
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
   try {
-    await using app = await createWorkerApp(config, { log, ...(concurrency ? { concurrency } : {}) });
+    await using app = await createWorkerApp(config, { log, env, metrics, ...(concurrency ? { concurrency } : {}) });
     // Writes (issue 5) drain in the same process; disposed first, so in-flight writes finish before sync closes.
-    await using _writes = await startConfiguredWriteWorker(config, { log });
+    await using _writes = await startConfiguredWriteWorker(config, { log, env });
+    instrumentWriteWorker(_writes.writes.worker, metrics);
+    // Operations (issue 6): SIGHUP reload, and the HTTP endpoints with --http; closed before the workers.
+    await using _ops = await startWorkerOps({
+      ...(values.http !== undefined ? { port: Number(values.http) } : {}),
+      configPath: values.config,
+      config,
+      databasePath: databasePath(config, env),
+      worker: { queues: [app.queue, _writes.writes.queue], redis: app.redis, reload: (c, e) => app.reload(c, e) },
+      metrics,
+      log,
+    });
     await app.run(stop.signal);
   } finally {
     process.off('SIGTERM', onSignal);
