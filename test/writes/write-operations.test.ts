@@ -13,11 +13,12 @@ afterAll(async () => {
 
 const idOf = (doc: JsonObject | undefined): string => String(doc?.id ?? '');
 const pairs = (doc: Record<string, unknown> | JsonObject | null | undefined, field: 'attributes' | 'theme') => {
+  const theme = doc?.theme;
   const arr =
     field === 'attributes'
       ? doc?.attributes
-      : isJsonObject(doc?.theme as JsonObject)
-        ? (doc?.theme as JsonObject).themeSettings
+      : isJsonObject(theme as JsonObject)
+        ? (theme as JsonObject).themeSettings
         : [];
   return Object.fromEntries(
     (Array.isArray(arr) ? arr : []).map((p) => [String((p as JsonObject).key), (p as JsonObject).value]),
