@@ -1,0 +1,134 @@
+import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
+import { startSimulator } from '../../src/sim/start-simulator.js';
+import { startRedis, type TestRedis } from '../helpers/redis-server.js';
+import { collect, spawnCli } from '../helpers/run-cli.js';
+import { tempDir } from '../helpers/sync-harness.js';
+
+let redisServer: TestRedis;
+beforeAll(async () => {
+  redisServer = await startRedis();
+});
+afterAll(async () => {
+  await redisServer?.stop();
+});
+
+const freePort = async (): Promise<number> => {
+  const { createServer } = await import('node:net');
+  const s = createServer().listen(0, '127.0.0.1');
+  await new Promise((r) => s.once('listening', r));
+  const port = (s.address() as { port: number }).port;
+  await new Promise((r) => s.close(r));
+  return port;
+};
+
+const okRuns = (db: string, tenant: string): number => {
+  try {
+    const raw = new Database(db, { readonly: true, fileMustExist: true });
+    try {
+      return (
+        raw.prepare("SELECT count(*) AS n FROM sync_runs WHERE tenant = ? AND status = 'ok'").get(tenant) as {
+          n: number;
+        }
+      ).n;
+    } finally {
+      raw.close();
+    }
+  } catch {
+    return 0;
+  }
+};
+
+describe('worker config reload on SIGHUP', () => {
+  it('adds a tenant with its schedule and key, and keeps the old config when the new file is bad', async () => {
+    const sim = await startSimulator({ port: 0, records: 4, readLimit: 0, writeLimit: 0, tenants: 2 });
+    onTestFinished(() => sim.close());
+    const [a, b] = sim.tenants;
+    if (!a || !b) throw new Error('the simulator has two tenants');
+    const dir = tempDir();
+    const db = join(dir, 'mirror.db');
+    const configPath = join(dir, 'understudy.json');
+    const envFile = join(dir, 'keys.env');
+    const prefix = `t-${randomUUID()}`;
+    const schedule = { incrementalEveryMinutes: 60, fullCron: null };
+    const config = (tenants: object[]) =>
+      JSON.stringify({ baseUrl: sim.url, database: db, redis: { prefix }, tenants });
+    writeFileSync(configPath, config([{ slug: a.slug, apiKeyEnv: 'KEY_A', schedule }]));
+    writeFileSync(envFile, `KEY_A=${a.key}\n`);
+
+    const port = await freePort();
+    const worker = spawnCli(['worker', '--config', configPath, '--http', String(port)], {
+      env: { REDIS_URL: redisServer.url, UNDERSTUDY_ENV_FILE: envFile, LOG_LEVEL: 'info' },
+    });
+    const done = collect(worker);
+    let log = '';
+    worker.stderr?.on('data', (d: Buffer) => {
+      log += d.toString();
+    });
+
+    const redis = new Redis(redisServer.url, { maxRetriesPerRequest: null });
+    onTestFinished(() => {
+      redis.disconnect();
+    });
+    const queue = new Queue('sync', { connection: redis, prefix });
+    onTestFinished(() => queue.close());
+    const schedulerIds = async () => (await queue.getJobSchedulers(0, -1)).map((s) => s.id ?? s.key).sort();
+
+    // The first tenant's scheduler fires at once: its collections sync.
+    await vi.waitFor(() => expect(okRuns(db, a.slug)).toBeGreaterThan(0), { timeout: 30_000, interval: 100 });
+    expect(await schedulerIds()).toEqual([`incremental.${a.slug}`]);
+    expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
+
+    // A bad file: refused, logged, the old config kept.
+    writeFileSync(configPath, '{ "baseUrl": ');
+    worker.kill('SIGHUP');
+    await vi.waitFor(() => expect(log).toContain('config reload refused'), { timeout: 10_000, interval: 50 });
+    // A tenant whose key variable is not set anywhere: refused the same way.
+    writeFileSync(
+      configPath,
+      config([
+        { slug: a.slug, apiKeyEnv: 'KEY_A', schedule },
+        { slug: b.slug, apiKeyEnv: 'KEY_B', schedule },
+      ]),
+    );
+    worker.kill('SIGHUP');
+    await vi.waitFor(() => expect(log.match(/config reload refused/g)).toHaveLength(2), {
+      timeout: 10_000,
+      interval: 50,
+    });
+    expect(log).toContain('KEY_B');
+    expect(await schedulerIds()).toEqual([`incremental.${a.slug}`]);
+
+    // The key lands in the env file: the next SIGHUP adds the tenant, its scheduler and its sync.
+    writeFileSync(envFile, `KEY_A=${a.key}\nKEY_B=${b.key}\n`);
+    worker.kill('SIGHUP');
+    await vi.waitFor(
+      async () => expect(await schedulerIds()).toEqual([`incremental.${a.slug}`, `incremental.${b.slug}`].sort()),
+      {
+        timeout: 10_000,
+        interval: 50,
+      },
+    );
+    await vi.waitFor(() => expect(okRuns(db, b.slug)).toBeGreaterThan(0), { timeout: 30_000, interval: 100 });
+
+    // Removing the first tenant removes its scheduler; the process kept running throughout.
+    writeFileSync(configPath, config([{ slug: b.slug, apiKeyEnv: 'KEY_B', schedule }]));
+    worker.kill('SIGHUP');
+    await vi.waitFor(async () => expect(await schedulerIds()).toEqual([`incremental.${b.slug}`]), {
+      timeout: 10_000,
+      interval: 50,
+    });
+    expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+
+    worker.kill('SIGTERM');
+    const result = await done;
+    expect(result.code).toBe(0);
+    expect(log).not.toContain(a.key);
+    expect(log).not.toContain(b.key);
+  });
+});
