@@ -16,6 +16,7 @@ import { discoverRoutes } from '../../src/sync/discover-routes.js';
 import { syncCollection } from '../../src/sync/sync-collection.js';
 import { startWriteWorker, type WriteWorker, type WriteWorkerOptions } from '../../src/writes/write-worker.js';
 import { silentLog, tempDir } from '../helpers/sync-harness.js';
+import { startDroppingProxy } from './dropping-proxy.js';
 
 export interface WriteHarnessOptions {
   readonly redisUrl: string;
@@ -24,6 +25,8 @@ export interface WriteHarnessOptions {
   readonly worker?: Partial<WriteWorkerOptions>;
   /** Collections to mirror before the test (default: none). */
   readonly mirror?: readonly CollectionSlug[];
+  /** Put a proxy that can drop answers between the worker's client and the simulator. */
+  readonly proxy?: boolean;
 }
 
 /**
@@ -48,9 +51,11 @@ export async function writeHarness(opts: WriteHarnessOptions) {
     drafts: false,
   };
   const gate = createMemoryRateGate(tenant.budget);
+  const proxy = opts.proxy ? await startDroppingProxy(sim.url) : null;
+  if (proxy) onTestFinished(() => proxy.close());
   const clientFor = (t: ResolvedTenant): PartnersClient =>
     createHttpPartnersClient({
-      baseUrl: sim.url,
+      baseUrl: proxy?.url ?? sim.url,
       tenant: t.slug,
       apiKey: t.apiKey,
       gate,
@@ -140,6 +145,7 @@ export async function writeHarness(opts: WriteHarnessOptions) {
   const upstream = (collection: CollectionSlug) => sim.controls.docs(slug, collection);
   return {
     sim,
+    proxy,
     store,
     client,
     dbPath,

@@ -1,0 +1,219 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { JsonObject } from '../../src/ids.js';
+import { jobIdFor } from '../../src/writes/write-job.js';
+import { startRedis, type TestRedis } from '../helpers/redis-server.js';
+import { type WriteHarness, writeHarness } from './write-harness.js';
+
+let redis: TestRedis;
+beforeAll(async () => {
+  redis = await startRedis();
+});
+afterAll(async () => {
+  await redis?.stop();
+});
+
+const idOf = (doc: JsonObject | undefined): string => String(doc?.id ?? '');
+const firstInstance = (h: WriteHarness) => idOf(h.upstream('event-instances')[0]);
+const statuses = (h: WriteHarness, method: string, path: string) =>
+  h.sim.controls
+    .requestLog()
+    .filter((e) => e.method === method && e.path.includes(path))
+    .map((e) => e.status);
+const label = (h: WriteHarness, id: string) =>
+  (h.upstream('event-instances').find((d) => idOf(d) === id)?.booking as JsonObject | undefined)?.bookingLinkLabel;
+
+describe('retry classes', () => {
+  it.each([408, 425, 500, 503])('retries a %i with backoff, then applies the write', async (status) => {
+    const h = await writeHarness({ redisUrl: redis.url });
+    const id = firstInstance(h);
+    h.sim.controls.injectFaults({
+      kind: 'status',
+      status,
+      count: 1,
+      match: { method: 'PATCH', path: '/event-instances/' },
+    });
+    await h.startWorker();
+    const jobId = await h.queue.update(h.slug, 'event-instances', id, { booking: { bookingLinkLabel: 'Retried' } });
+    expect(await h.settled(jobId)).toBe('completed');
+    expect(statuses(h, 'PATCH', '/event-instances/')).toEqual([status, 200]);
+    expect(label(h, id)).toBe('Retried');
+    expect(h.logRow(jobId)).toMatchObject({ status: 'ok', attempts: 2 });
+  });
+
+  it('retries a dropped connection', async () => {
+    const h = await writeHarness({ redisUrl: redis.url });
+    const id = firstInstance(h);
+    h.sim.controls.injectFaults({ kind: 'reset', count: 1, match: { method: 'PATCH' } });
+    await h.startWorker();
+    const jobId = await h.queue.update(h.slug, 'event-instances', id, { booking: { bookingLinkLabel: 'After reset' } });
+    expect(await h.settled(jobId)).toBe('completed');
+    expect(label(h, id)).toBe('After reset');
+    expect(h.logRow(jobId)).toMatchObject({ status: 'ok', attempts: 2 });
+  });
+
+  it('gives up after writes.attempts and records the last error', async () => {
+    const h = await writeHarness({ redisUrl: redis.url });
+    h.sim.controls.injectFaults({ kind: 'status', status: 503, count: 10, match: { method: 'PATCH' } });
+    const w = await h.startWorker({ attempts: 3 });
+    const jobId = await h.queue.update(h.slug, 'event-instances', firstInstance(h), { ticketingSystemId: 'x' });
+    expect(await h.settled(jobId)).toBe('failed');
+    expect(statuses(h, 'PATCH', '/event-instances/')).toEqual([503, 503, 503]);
+    expect((await w.queue.getJob(jobId))?.failedReason).toMatch(/gave up after 3 attempt\(s\).*503/);
+    expect(h.logRow(jobId)).toMatchObject({ status: 'failed', attempts: 3, upstream_status: 503 });
+  });
+
+  it.each([400, 401, 403, 409, 422])('fails at once on a %i with the upstream message', async (status) => {
+    const h = await writeHarness({ redisUrl: redis.url });
+    h.sim.controls.injectFaults({ kind: 'status', status, count: 1, match: { method: 'PATCH' } });
+    const w = await h.startWorker();
+    const jobId = await h.queue.update(h.slug, 'event-instances', firstInstance(h), { ticketingSystemId: 'x' });
+    expect(await h.settled(jobId)).toBe('failed');
+    expect(statuses(h, 'PATCH', '/event-instances/')).toEqual([status]);
+    expect((await w.queue.getJob(jobId))?.failedReason).toContain(`Injected ${status}`);
+    expect(h.logRow(jobId)).toMatchObject({ status: 'failed', attempts: 1, upstream_status: status });
+  });
+
+  it('fails at once on a 404 from the upstream, with its message', async () => {
+    const h = await writeHarness({ redisUrl: redis.url });
+    const w = await h.startWorker();
+    const jobId = await h.queue.update(h.slug, 'organizations', 'no-such-org', { name: 'x' });
+    expect(await h.settled(jobId)).toBe('failed');
+    expect((await w.queue.getJob(jobId))?.failedReason).toMatch(/-> 404/);
+    expect(h.logRow(jobId)).toMatchObject({ status: 'failed', attempts: 1, upstream_status: 404 });
+  });
+
+  it('waits out 429s without spending an attempt', async () => {
+    // The client waits out 3 of them itself; the 4th comes back to the job, which is delayed, not retried.
+    const h = await writeHarness({ redisUrl: redis.url });
+    h.sim.controls.injectFaults({ kind: 'rate-limit', retryAfterSeconds: 0, count: 4, match: { method: 'PATCH' } });
+    await h.startWorker({ attempts: 1 });
+    const id = firstInstance(h);
+    const jobId = await h.queue.update(h.slug, 'event-instances', id, { booking: { bookingLinkLabel: 'Patient' } });
+    expect(await h.settled(jobId)).toBe('completed');
+    expect(statuses(h, 'PATCH', '/event-instances/')).toEqual([429, 429, 429, 429, 200]);
+    expect(label(h, id)).toBe('Patient');
+    expect(h.logRow(jobId)).toMatchObject({ status: 'ok', attempts: 1 });
+  });
+});
+
+describe('order per record', () => {
+  it('applies writes to one record in enqueue order while the first is retrying', async () => {
+    const h = await writeHarness({ redisUrl: redis.url });
+    const id = firstInstance(h);
+    h.sim.controls.injectFaults({ kind: 'status', status: 503, count: 2, match: { method: 'PATCH' } });
+    await h.startWorker({ backoffMs: 40, concurrency: 4 });
+    const jobs: string[] = [];
+    for (const l of ['A', 'B', 'C']) {
+      jobs.push(await h.queue.update(h.slug, 'event-instances', id, { booking: { bookingLinkLabel: l } }));
+    }
+    for (const j of jobs) expect(await h.settled(j)).toBe('completed');
+    expect(label(h, id)).toBe('C');
+    const [a, b, c] = jobs.map((j) => h.logRow(j) as { started_at: string; finished_at: string; attempts: number });
+    expect(a?.attempts).toBe(3);
+    expect(b?.attempts).toBe(1);
+    expect(String(b?.started_at) >= String(a?.finished_at)).toBe(true);
+    expect(String(c?.started_at) >= String(b?.finished_at)).toBe(true);
+    expect(statuses(h, 'PATCH', '/event-instances/')).toEqual([503, 503, 200, 200, 200]);
+  });
+
+  it('lets later writes run once an earlier one has failed for good', async () => {
+    const h = await writeHarness({ redisUrl: redis.url });
+    const id = firstInstance(h);
+    h.sim.controls.injectFaults({ kind: 'status', status: 422, count: 1, match: { method: 'PATCH' } });
+    await h.startWorker();
+    const a = await h.queue.update(h.slug, 'event-instances', id, { booking: { bookingLinkLabel: 'A' } });
+    const b = await h.queue.update(h.slug, 'event-instances', id, { booking: { bookingLinkLabel: 'B' } });
+    expect(await h.settled(a)).toBe('failed');
+    expect(await h.settled(b)).toBe('completed');
+    expect(label(h, id)).toBe('B');
+  });
+
+  it('does not hold up writes to other records', async () => {
+    const h = await writeHarness({ redisUrl: redis.url });
+    const [one, two] = h.upstream('event-instances').map(idOf);
+    h.sim.controls.injectFaults({ kind: 'status', status: 503, count: 2, match: { method: 'PATCH', path: `/${one}` } });
+    await h.startWorker({ backoffMs: 200 });
+    const a = await h.queue.update(h.slug, 'event-instances', one as string, { ticketingSystemId: 'one' });
+    const b = await h.queue.update(h.slug, 'event-instances', two as string, { ticketingSystemId: 'two' });
+    expect(await h.settled(b)).toBe('completed');
+    expect(await h.settled(a)).toBe('completed');
+    expect(String(h.logRow(b)?.finished_at) < String(h.logRow(a)?.finished_at)).toBe(true);
+  });
+});
+
+describe('idempotency keys', () => {
+  it('gives the same job for the same key, and queues the write once', async () => {
+    const h = await writeHarness({ redisUrl: redis.url });
+    const body = { title: 'Once only', slug: 'once-only' };
+    const first = await h.queue.create(h.slug, 'series', body, { idempotencyKey: 'order-42' });
+    const again = await h.queue.create(h.slug, 'series', body, { idempotencyKey: 'order-42' });
+    const other = await h.queue.create(h.slug, 'series', { ...body, slug: 'twice' }, { idempotencyKey: 'order-43' });
+    expect(again).toBe(first);
+    expect(first).toBe(jobIdFor(h.slug, 'order-42'));
+    expect(other).not.toBe(first);
+    const w = await h.startWorker();
+    expect(await h.settled(first)).toBe('completed');
+    expect(await h.settled(other)).toBe('completed');
+    // After completion the key still names the same job.
+    expect(await h.queue.create(h.slug, 'series', body, { idempotencyKey: 'order-42' })).toBe(first);
+    expect(await w.queue.getJobCounts()).toMatchObject({ completed: 2, waiting: 0 });
+    expect(h.upstream('series').filter((d) => d.slug === 'once-only')).toHaveLength(1);
+    expect(h.logRow(first)).toMatchObject({ idempotency_key: 'order-42', status: 'ok' });
+  });
+});
+
+describe('unknown outcomes', () => {
+  it('finds a create that was applied but not answered by its slug, and does not send it again', async () => {
+    const h = await writeHarness({ redisUrl: redis.url, proxy: true });
+    h.proxy?.dropAfterApplying({ method: 'POST', path: '/series', count: 1 });
+    await h.startWorker();
+    const jobId = await h.queue.create(h.slug, 'series', { title: 'Lost answer', slug: 'lost-answer' });
+    expect(await h.settled(jobId)).toBe('completed');
+    expect(h.proxy?.dropped()).toBe(1);
+    const made = h.upstream('series').filter((d) => d.slug === 'lost-answer');
+    expect(made).toHaveLength(1);
+    expect(h.sim.controls.requestLog().filter((e) => e.method === 'POST')).toHaveLength(1);
+    expect(h.sim.controls.requestLog().filter((e) => e.method === 'GET' && e.path.includes('where'))).toHaveLength(1);
+    expect(h.logRow(jobId)).toMatchObject({
+      status: 'ok',
+      attempts: 2,
+      note: 'found after unknown outcome',
+      result_id: idOf(made[0]),
+    });
+    expect(h.mirrorDoc('series', idOf(made[0]))?.slug).toBe('lost-answer');
+  });
+
+  it('finds media by filename', async () => {
+    const h = await writeHarness({ redisUrl: redis.url, proxy: true });
+    h.proxy?.dropAfterApplying({ method: 'POST', path: '/media', count: 1 });
+    await h.startWorker();
+    const jobId = await h.queue.create(h.slug, 'media', { filename: 'lost.jpg', alt: 'Lost' });
+    expect(await h.settled(jobId)).toBe('completed');
+    expect(h.sim.controls.requestLog().filter((e) => e.method === 'POST')).toHaveLength(1);
+    expect(h.logRow(jobId)).toMatchObject({ status: 'ok', note: 'found after unknown outcome', result_id: 'lost.jpg' });
+  });
+
+  it('sends a create again when the lookup shows it was not applied', async () => {
+    const h = await writeHarness({ redisUrl: redis.url });
+    // A reset before the simulator reads the request: nothing was created, but the client cannot know that.
+    h.sim.controls.injectFaults({ kind: 'reset', count: 1, match: { method: 'POST' } });
+    await h.startWorker();
+    const jobId = await h.queue.create(h.slug, 'series', { title: 'Second go', slug: 'second-go' });
+    expect(await h.settled(jobId)).toBe('completed');
+    expect(h.upstream('series').filter((d) => d.slug === 'second-go')).toHaveLength(1);
+    expect(h.sim.controls.requestLog().filter((e) => e.method === 'POST')).toHaveLength(2);
+    expect(h.logRow(jobId)).toMatchObject({ status: 'ok', attempts: 2, note: null });
+  });
+
+  it('fails a create with no natural key to look it up by rather than send it blindly', async () => {
+    const h = await writeHarness({ redisUrl: redis.url, proxy: true });
+    h.proxy?.dropAfterApplying({ method: 'POST', path: '/forms', count: 1 });
+    const w = await h.startWorker();
+    const before = h.upstream('forms').length;
+    const jobId = await h.queue.create(h.slug, 'forms', { title: 'No slug form' });
+    expect(await h.settled(jobId)).toBe('failed');
+    expect((await w.queue.getJob(jobId))?.failedReason).toMatch(/no slug to look it up by: not sent again blindly/);
+    expect(h.upstream('forms')).toHaveLength(before + 1);
+    expect(h.sim.controls.requestLog().filter((e) => e.method === 'POST')).toHaveLength(1);
+  });
+});
