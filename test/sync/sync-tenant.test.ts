@@ -111,13 +111,19 @@ describe('syncTenant against the simulator (full route set)', () => {
     const h = await syncHarness({ routes: 'full', maxLimit: 5, records: 12 });
     const r = await routes(h);
     let pages = 0;
-    const crashing = {
-      ...h.store,
-      applyPage: async (...args: Parameters<typeof h.store.applyPage>) => {
-        if (++pages === 4) throw new Error('power cut');
-        return h.store.applyPage(...args);
+    // The 4th page's transaction fails as if the process died before it committed.
+    const crashing = new Proxy(h.store, {
+      get(target, prop) {
+        if (prop === 'applyPage') {
+          return async (...args: Parameters<typeof target.applyPage>) => {
+            if (++pages === 4) throw new Error('power cut');
+            return target.applyPage(...args);
+          };
+        }
+        const v = Reflect.get(target, prop);
+        return typeof v === 'function' ? v.bind(target) : v;
       },
-    };
+    });
     const first = await syncCollection(h.deps({ store: crashing }), h.target, 'event-instances', 'full', r, signal());
     expect(first.error).toMatch(/power cut/);
     expect(first.fetched).toBe(15);
@@ -172,7 +178,7 @@ describe('syncTenant against the simulator (full route set)', () => {
 
   it('a request that times out is retried, then reported as upstream unavailable', async () => {
     const h = await syncHarness({ routes: 'full' }, { timeouts: { headersMs: 100, bodyMs: 100 } });
-    h.sim.controls.injectFaults({ kind: 'latency', ms: 600, count: 50, match: { path: '/series' } });
+    h.sim.controls.injectFaults({ kind: 'latency', ms: 2500, count: 50, match: { path: '/series' } });
     const s = await syncCollection(h.deps(), h.target, 'series', 'full', await routes(h), signal());
     expect(s.errorCode).toBe('US_UPSTREAM_UNAVAILABLE');
     expect(s.requests).toBe(3);
