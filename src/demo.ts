@@ -10,6 +10,7 @@ import { sqlCommand } from './cli/sql-command.js';
 import { syncCommand } from './cli/sync-command.js';
 import { startSimulator } from './sim/start-simulator.js';
 
+process.env.LOG_LEVEL ??= 'warn'; // the summary table says what happened; JSON logs would drown it
 const dir = mkdtempSync(join(tmpdir(), 'understudy-demo-'));
 const sim = await startSimulator({ seed: 7, records: 30, routes: 'full' });
 let code = 0;
