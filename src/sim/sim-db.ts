@@ -26,6 +26,7 @@ export class CollectionData {
   nextIndex = 0;
   private readonly sorted = new Map<string, StoredRecord[]>();
   private readonly reverse = new Map<string, Map<string, string[]>>();
+  private readonly filteredCache = new Map<string, StoredRecord[]>();
 
   constructor(readonly slug: CollectionSlug) {
     for (const j of JOINS[slug]) this.fields.add(j.field);
@@ -36,6 +37,28 @@ export class CollectionData {
   changed(): void {
     this.sorted.clear();
     this.reverse.clear();
+    this.filteredCache.clear();
+  }
+
+  /**
+   * `ordered` narrowed by a predicate, cached per (order, where) until the next change: a client paging through
+   * one filtered list pays the filter once.
+   */
+  filtered(
+    sort: string,
+    draft: boolean,
+    lc: LocaleCtx,
+    whereKey: string,
+    pred: (r: StoredRecord) => boolean,
+  ): StoredRecord[] {
+    const key = `${draft ? 'd' : 'p'}|${lc.locale}|${lc.fallback}|${sort}|${whereKey}`;
+    let hit = this.filteredCache.get(key);
+    if (!hit) {
+      hit = this.ordered(sort, draft, lc).filter(pred);
+      if (this.filteredCache.size >= 64) this.filteredCache.clear();
+      this.filteredCache.set(key, hit);
+    }
+    return hit;
   }
 
   put(rec: StoredRecord): void {

@@ -72,7 +72,18 @@ export const valuesAt = (doc: JsonObject, path: readonly string[], lc: LocaleCtx
   return out;
 };
 
-const toInstant = (v: JsonValue): number | null => (typeof v === 'string' && ISO_RE.test(v) ? Date.parse(v) : null);
+// Parsed instants of stored strings (NaN: not a date-time). Stored values repeat a lot, so this stays small.
+const instants = new Map<string, number>();
+const toInstant = (v: JsonValue): number | null => {
+  if (typeof v !== 'string') return null;
+  let t = instants.get(v);
+  if (t === undefined) {
+    t = ISO_RE.test(v) ? Date.parse(v) : Number.NaN;
+    if (instants.size > 1_000_000) instants.clear();
+    instants.set(v, t);
+  }
+  return Number.isNaN(t) ? null : t;
+};
 
 /** Order of two stored values: null first, dates as instants, numbers, booleans, then strings by code unit. */
 export const compareValues = (a: JsonValue | undefined, b: JsonValue | undefined): number => {
@@ -273,10 +284,20 @@ const compileField = (path: string[], cond: JsonValue, known: ReadonlySet<string
   const parts: Predicate[] = [];
   for (const [op, operand] of Object.entries(cond)) {
     if (OPERATORS.has(op)) {
-      parts.push((d) => {
-        const values = valuesAt(d, path, lc);
-        return matchOp(op, values, values.length > 0, operand);
-      });
+      const test = compileOp(op, operand);
+      if (path.length === 1 && !LOCALIZED.has(root)) {
+        // Fast path for top-level fields (the common case: updatedAt, id, relationships).
+        parts.push((d) => {
+          const v = d[root];
+          if (v === undefined) return test(EMPTY, false);
+          return test(Array.isArray(v) ? v : [v], true);
+        });
+      } else {
+        parts.push((d) => {
+          const values = valuesAt(d, path, lc);
+          return test(values, values.length > 0);
+        });
+      }
     } else if (isJsonObject(operand)) {
       parts.push(compileField([...path, op], operand, known, lc));
     } else {
@@ -285,7 +306,41 @@ const compileField = (path: string[], cond: JsonValue, known: ReadonlySet<string
       });
     }
   }
-  return (d) => parts.every((p) => p(d));
+  return parts.length === 1 ? (parts[0] as Predicate) : (d) => parts.every((p) => p(d));
+};
+
+const EMPTY: JsonValue[] = [];
+
+/** An operator with its operand parsed once: a test over a field's values. */
+const compileOp = (op: string, operand: JsonValue): ((values: JsonValue[], present: boolean) => boolean) => {
+  if (op === 'greater_than' || op === 'greater_than_equal' || op === 'less_than' || op === 'less_than_equal') {
+    const instant =
+      typeof operand === 'string' || typeof operand === 'number' ? Date.parse(String(operand)) : Number.NaN;
+    const num = Number(operand);
+    const str = String(operand);
+    const ok =
+      op === 'greater_than'
+        ? (c: number) => c > 0
+        : op === 'greater_than_equal'
+          ? (c: number) => c >= 0
+          : op === 'less_than'
+            ? (c: number) => c < 0
+            : (c: number) => c <= 0;
+    return (values) => {
+      for (const v of values) {
+        let c: number | null = null;
+        if (typeof v === 'number') c = Number.isNaN(num) ? null : v - num;
+        else if (typeof v === 'string') {
+          const t = toInstant(v);
+          if (t !== null) c = Number.isNaN(instant) ? null : t - instant;
+          else c = v < str ? -1 : v > str ? 1 : 0;
+        }
+        if (c !== null && ok(c)) return true;
+      }
+      return false;
+    };
+  }
+  return (values, present) => matchOp(op, values, present, operand);
 };
 
 const truthy = (v: JsonValue | undefined): boolean => v === true || v === 'true' || v === '1';

@@ -13,11 +13,11 @@ export function listDocs(c: CollectionSlug, ctx: ShapeCtx): JsonObject {
   const { params, tenant } = ctx;
   const data = tenant.collections[c];
   const lc: LocaleCtx = { locale: params.locale, fallback: params.fallbackLocale };
-  const ordered = data.ordered(params.sort ?? DEFAULT_SORT, params.draft, lc);
-  let matched = ordered;
+  const sort = params.sort ?? DEFAULT_SORT;
+  let matched = data.ordered(sort, params.draft, lc);
   if (params.where && Object.keys(params.where).length > 0) {
     const pred = compileWhere(params.where, data.fields, lc);
-    matched = ordered.filter((r) => pred(viewOf(r, params.draft)));
+    matched = data.filtered(sort, params.draft, lc, JSON.stringify(params.where), (r) => pred(viewOf(r, params.draft)));
   }
   const totalDocs = matched.length;
   const shape = (recs: typeof matched): JsonObject[] =>
