@@ -2,6 +2,7 @@ import { loadConfigFile } from '../config/load-config.js';
 import { UsageError } from '../errors.js';
 import { createLogger } from '../log.js';
 import { effectiveEnv } from '../ops/config-reload.js';
+import { instrumentGate } from '../ops/instrument-gate.js';
 import { instrumentWriteWorker } from '../ops/instrument-writes.js';
 import { createOpsMetrics } from '../ops/metrics.js';
 import { startWorkerOps } from '../ops/worker-ops.js';
@@ -61,7 +62,12 @@ export async function workerCommand(argv: string[]): Promise<number> {
   try {
     await using app = await createWorkerApp(config, { log, env, metrics, ...(concurrency ? { concurrency } : {}) });
     // Writes (issue 5) drain in the same process; disposed first, so in-flight writes finish before sync closes.
-    await using _writes = await startConfiguredWriteWorker(config, { log, env });
+    await using _writes = await startConfiguredWriteWorker(config, {
+      log,
+      env,
+      onRequest: metrics.upstreamRequest,
+      wrapGate: (gate) => instrumentGate(gate, metrics),
+    });
     instrumentWriteWorker(_writes.writes.worker, metrics);
     // Operations (issue 6): SIGHUP reload, and the HTTP endpoints with --http; closed before the workers.
     await using _ops = await startWorkerOps({
@@ -69,7 +75,14 @@ export async function workerCommand(argv: string[]): Promise<number> {
       configPath: values.config,
       config,
       databasePath: databasePath(config, env),
-      worker: { queues: [app.queue, _writes.writes.queue], redis: app.redis, reload: (c, e) => app.reload(c, e) },
+      worker: {
+        queues: [app.queue, _writes.writes.queue],
+        redis: app.redis,
+        reload: async (c, e) => {
+          await app.reload(c, e);
+          _writes.reload(c, e);
+        },
+      },
       metrics,
       log,
     });

@@ -2,13 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { applyWriteProcessor, type WriteTenant } from '../../jobs/apply-write.js';
-import { createApp } from '../app.js';
+import { type AppOptions, createApp } from '../app.js';
 import type { Config } from '../config/config-schema.js';
 import { type ResolvedTenant, resolveTenants } from '../config/resolve-tenants.js';
 import { describeError, UnderstudyError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { CollectionSlug } from '../partners/collections.js';
 import type { PartnersClient } from '../partners/partners-client.js';
+import type { RateGate } from '../partners/rate-gate.js';
 import { createRedisRateGate } from '../partners/redis-rate-gate.js';
 import { collectionLockKey, tryCollectionLock } from '../queue/collection-lock.js';
 import { addCollectionJob, DEFAULT_PREFIX, openSyncQueue, type SyncQueue } from '../queue/queues.js';
@@ -58,6 +59,8 @@ export interface WriteWorkerOptions {
 export interface WriteWorker {
   readonly worker: Worker;
   readonly queue: WriteQueueHandle;
+  /** Replaces the tenants (config reload): clients rebuilt with current keys; writes in flight keep theirs. */
+  reload(tenants: readonly ResolvedTenant[]): void;
   /** Stops taking writes, waits for those in flight (or hands them back), then closes what it opened. Idempotent. */
   close(): Promise<void>;
 }
@@ -170,6 +173,13 @@ export async function startWriteWorker(opts: WriteWorkerOptions): Promise<WriteW
   return {
     worker,
     queue,
+    reload(next) {
+      tenants.clear();
+      for (const t of next) {
+        tenants.set(t.slug, { resolved: t, tenant: { client: opts.app.clientFor(t), mirrorDrafts: t.drafts } });
+      }
+      routes.clear();
+    },
     close() {
       closing ??= (async () => {
         // Writes in flight get a grace period to finish; then their waits and requests are aborted and handed back.
@@ -211,6 +221,8 @@ export async function startWriteWorker(opts: WriteWorkerOptions): Promise<WriteW
 /** A write worker built from the config alone, with its own connections; disposing it closes them all. */
 export interface ConfiguredWriteWorker extends AsyncDisposable {
   readonly writes: WriteWorker;
+  /** Applies a re-read config and environment (SIGHUP): tenants and keys. */
+  reload(config: Config, env: NodeJS.ProcessEnv): void;
   close(): Promise<void>;
 }
 
@@ -221,7 +233,14 @@ export interface ConfiguredWriteWorker extends AsyncDisposable {
  */
 export async function startConfiguredWriteWorker(
   config: Config,
-  opts: { readonly log: Logger; readonly env?: NodeJS.ProcessEnv; readonly concurrency?: number },
+  opts: {
+    readonly log: Logger;
+    readonly env?: NodeJS.ProcessEnv;
+    readonly concurrency?: number;
+    /** Operations (issue 6): each upstream request, and each rate gate wrapped to report its waits. */
+    readonly onRequest?: AppOptions['onRequest'];
+    readonly wrapGate?: (gate: RateGate) => RateGate;
+  },
 ): Promise<ConfiguredWriteWorker> {
   const env = opts.env ?? process.env;
   const tenants = resolveTenants(config, env);
@@ -246,7 +265,11 @@ export async function startConfiguredWriteWorker(
       baseUrl: config.baseUrl,
       database,
       log: opts.log,
-      gateFor: (keyHash, budget) => createRedisRateGate({ redis, keyHash, budget, prefix }),
+      gateFor: (keyHash, budget) => {
+        const gate = createRedisRateGate({ redis, keyHash, budget, prefix });
+        return opts.wrapGate ? opts.wrapGate(gate) : gate;
+      },
+      ...(opts.onRequest ? { onRequest: opts.onRequest } : {}),
     });
     steps.push(() => app.close());
     const writes = await startWriteWorker({
@@ -265,7 +288,8 @@ export async function startConfiguredWriteWorker(
       closing ??= closeAll();
       return closing;
     };
-    return { writes, close, [Symbol.asyncDispose]: close };
+    const reload = (next: Config, nextEnv: NodeJS.ProcessEnv) => writes.reload(resolveTenants(next, nextEnv));
+    return { writes, reload, close, [Symbol.asyncDispose]: close };
   } catch (err) {
     await closeAll().catch(() => undefined);
     throw err;

@@ -73,7 +73,7 @@ describe('understudy backup', () => {
       const last = d.toString().trim().split('\n').pop();
       if (last) committed = Number(last);
     });
-    await vi.waitFor(() => expect(committed).toBeGreaterThan(40));
+    await vi.waitFor(() => expect(committed).toBeGreaterThan(40), { timeout: 30_000, interval: 20 });
 
     const before = committed;
     const dest = join(dir, 'backup.db');
@@ -85,7 +85,7 @@ describe('understudy backup', () => {
     expect(res.stdout).toContain(`${statSync(dest).size} bytes`);
 
     // The writer went on committing while the backup ran.
-    await vi.waitFor(() => expect(committed).toBeGreaterThan(after));
+    await vi.waitFor(() => expect(committed).toBeGreaterThan(after), { timeout: 30_000, interval: 20 });
     expect(after).toBeGreaterThanOrEqual(before);
     writer.kill('SIGTERM');
     expect(await exited).toBe(0);

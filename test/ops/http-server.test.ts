@@ -185,7 +185,7 @@ describe('ops HTTP server', () => {
 
     await server.kill();
     onTestFinished(() => server.restart());
-    await vi.waitFor(async () => expect((await fetch(`${ops.url}/readyz`)).status).toBe(503), { timeout: 10_000 });
+    await vi.waitFor(async () => expect((await fetch(`${ops.url}/readyz`)).status).toBe(503), { timeout: 30_000 });
     const notReady = await fetch(`${ops.url}/readyz`);
     expect(await notReady.json()).toMatchObject({
       ok: false,

@@ -87,7 +87,7 @@ describe('worker config reload on SIGHUP', () => {
     // A bad file: refused, logged, the old config kept.
     writeFileSync(configPath, '{ "baseUrl": ');
     worker.kill('SIGHUP');
-    await vi.waitFor(() => expect(log).toContain('config reload refused'), { timeout: 10_000, interval: 50 });
+    await vi.waitFor(() => expect(log).toContain('config reload refused'), { timeout: 30_000, interval: 50 });
     // A tenant whose key variable is not set anywhere: refused the same way.
     writeFileSync(
       configPath,
@@ -98,7 +98,7 @@ describe('worker config reload on SIGHUP', () => {
     );
     worker.kill('SIGHUP');
     await vi.waitFor(() => expect(log.match(/config reload refused/g)).toHaveLength(2), {
-      timeout: 10_000,
+      timeout: 30_000,
       interval: 50,
     });
     expect(log).toContain('KEY_B');
@@ -110,7 +110,7 @@ describe('worker config reload on SIGHUP', () => {
     await vi.waitFor(
       async () => expect(await schedulerIds()).toEqual([`incremental.${a.slug}`, `incremental.${b.slug}`].sort()),
       {
-        timeout: 10_000,
+        timeout: 30_000,
         interval: 50,
       },
     );
@@ -120,7 +120,7 @@ describe('worker config reload on SIGHUP', () => {
     writeFileSync(configPath, config([{ slug: b.slug, apiKeyEnv: 'KEY_B', schedule }]));
     worker.kill('SIGHUP');
     await vi.waitFor(async () => expect(await schedulerIds()).toEqual([`incremental.${b.slug}`]), {
-      timeout: 10_000,
+      timeout: 30_000,
       interval: 50,
     });
     expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
