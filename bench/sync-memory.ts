@@ -20,7 +20,14 @@ const peakKb = (pid: number): number => {
 
 export default async function bench(): Promise<string> {
   const startedSim = Date.now();
-  const sim = await startSimulator({ tenants: 1, records: 34_000, routes: 'full', maxLimit: 1000, readLimit: 0, writeLimit: 0 });
+  const sim = await startSimulator({
+    tenants: 1,
+    records: 34_000,
+    routes: 'full',
+    maxLimit: 1000,
+    readLimit: 0,
+    writeLimit: 0,
+  });
   const simMs = Date.now() - startedSim;
   const dir = mkdtempSync(join(tmpdir(), 'understudy-bench-'));
   try {
@@ -31,7 +38,19 @@ export default async function bench(): Promise<string> {
     const started = Date.now();
     const child = spawn(
       process.execPath,
-      [bin, 'sync', '--base-url', sim.url, '--tenant', t.slug, '--collection', 'event-instances', '--db', join(dir, 'm.db'), '--json'],
+      [
+        bin,
+        'sync',
+        '--base-url',
+        sim.url,
+        '--tenant',
+        t.slug,
+        '--collection',
+        'event-instances',
+        '--db',
+        join(dir, 'm.db'),
+        '--json',
+      ],
       { env: { ...process.env, PARTNERS_API_KEY: t.key, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'inherit'] },
     );
     let peak = 0;

@@ -16,7 +16,14 @@ import { syncCollection } from '../src/sync/sync-collection.js';
 
 export default async function bench(): Promise<string> {
   const L = 100;
-  const sim = await startSimulator({ tenants: 1, records: 400, routes: 'full', maxLimit: L, readLimit: 0, writeLimit: 0 });
+  const sim = await startSimulator({
+    tenants: 1,
+    records: 400,
+    routes: 'full',
+    maxLimit: L,
+    readLimit: 0,
+    writeLimit: 0,
+  });
   const dir = mkdtempSync(join(tmpdir(), 'understudy-bench-'));
   const store = await openSqliteStore(join(dir, 'm.db'));
   try {
@@ -43,7 +50,9 @@ export default async function bench(): Promise<string> {
       const inc = await syncCollection(deps, target, c, 'incremental', routes, signal);
       const incBound = Math.ceil(k / L) + 2 + (c === 'events' ? 1 : 0);
       ok &&= full.requests <= fullBound && inc.requests <= incBound && inc.updated === k;
-      rows.push(`| ${c} | ${n} | ${full.requests} | ${fullBound} | ${k} | ${inc.requests} | ${incBound} | ${inc.updated} |`);
+      rows.push(
+        `| ${c} | ${n} | ${full.requests} | ${fullBound} | ${k} | ${inc.requests} | ${incBound} | ${inc.updated} |`,
+      );
     }
     return [
       '## Sync request cost',
