@@ -191,13 +191,20 @@ const CITIES = (prng: Prng): readonly City[] => [
   },
 ];
 
-const slugify = (s: string): string =>
-  s
-    .normalize('NFD')
-    .replace(/[\u0300-\u036f]/g, '')
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-|-$/g, '');
+const slugCache = new Map<string, string>();
+const slugify = (s: string): string => {
+  let hit = slugCache.get(s);
+  if (hit === undefined) {
+    hit = s
+      .normalize('NFD')
+      .replace(/[\u0300-\u036f]/g, '')
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-|-$/g, '');
+    if (slugCache.size < 10_000) slugCache.set(s, hit);
+  }
+  return hit;
+};
 
 export { slugify };
 
@@ -257,7 +264,7 @@ const meta = (g: GenContext, title: string, path: string, image: string | null):
   image,
 });
 const blocks = (g: GenContext, text: string): JsonValue[] => [
-  { id: g.prng.hex(24), blockType: 'richText', content_html: html(text) },
+  { id: g.ids.make(g.epochMs), blockType: 'richText', content_html: html(text) },
 ];
 const common = (g: GenContext): { id: string; createdAt: string; updatedAt: string; tenant: string } => {
   const t = g.stamps();

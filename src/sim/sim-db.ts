@@ -61,9 +61,9 @@ export class CollectionData {
     return hit;
   }
 
-  put(rec: StoredRecord): void {
+  put(rec: StoredRecord, learnFields = true): void {
     this.byId.set(rec.id, rec);
-    for (const k of Object.keys(rec.main)) this.fields.add(k);
+    if (learnFields) for (const k of Object.keys(rec.main)) this.fields.add(k);
     this.changed();
   }
 
@@ -235,16 +235,19 @@ function generateCollection(t: TenantData, c: CollectionSlug, count: number, epo
     const main = GENERATORS[c](ctx, data.nextIndex++);
     let draft: JsonObject | null = null;
     if (versioned && main._status === 'published' && prng.chance(0.2)) draft = makeDraft(main, prng);
-    data.put({ id: String(main.id), main, draft });
+    // Generated records of a collection share one set of fields: learn them from the first.
+    data.put({ id: String(main.id), main, draft }, i === 0);
   }
 }
 
 /** A newer draft of a published record: title and description differ, `_status` draft, later updatedAt. */
 export function makeDraft(main: JsonObject, prng: Prng): JsonObject {
-  const d = clone(main);
+  // Shallow: stored documents are never changed in place, so the draft may share the unchanged sub-objects.
+  const d: JsonObject = { ...main };
+  const n = prng.int(2, 9);
   for (const f of ['title', 'name', 'description']) {
     const v = d[f];
-    if (isJsonObject(v) && typeof v.en === 'string') v.en = `${v.en} (draft ${prng.int(2, 9)})`;
+    if (isJsonObject(v) && typeof v.en === 'string') d[f] = { ...v, en: `${v.en} (draft ${n})` };
   }
   d._status = 'draft';
   d.updatedAt = iso(Date.parse(String(main.updatedAt)) + prng.int(1, 10 * 24 * 60) * 60_000);

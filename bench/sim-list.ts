@@ -1,0 +1,97 @@
+import { startSimulator } from '../src/sim/start-simulator.js';
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)] ?? Number.NaN;
+};
+const pct = (xs: number[], p: number): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(s.length * p))] ?? Number.NaN;
+};
+
+async function timeRequests(url: string, key: string, n: number): Promise<number[]> {
+  const times: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    const r = await fetch(url, { headers: { authorization: `users API-Key ${key}` } });
+    await r.arrayBuffer();
+    if (r.status !== 200) throw new Error(`bench request answered ${r.status}`);
+    times.push(performance.now() - t0);
+  }
+  return times;
+}
+
+/** Median latency of a 100-record list page (limits off), and the start of 100,000 records per tenant. */
+export default async function bench(): Promise<string> {
+  const rows: string[] = [];
+  const sim = await startSimulator({ records: 40, readLimit: 0, writeLimit: 0 });
+  try {
+    const t = sim.tenants[0];
+    if (!t) throw new Error('no tenant');
+    const base = `${sim.url}/partners/2026-02/${t.slug}`;
+    const cases: [string, string][] = [
+      ['event-instances, limit=100, depth=0, sort=updatedAt', 'event-instances?limit=100&depth=0&sort=updatedAt'],
+      [
+        'event-instances, limit=100, depth=0, sort=updatedAt,id, where updatedAt >=',
+        'event-instances?limit=100&depth=0&sort=updatedAt,id&where%5BupdatedAt%5D%5Bgreater_than_equal%5D=2025-01-01T00%3A00%3A00Z',
+      ],
+      ['series, limit=100, default depth (2)', 'series?limit=100'],
+    ];
+    for (const [name, path] of cases) {
+      await timeRequests(`${base}/${path}`, t.key, 50);
+      const times = await timeRequests(`${base}/${path}`, t.key, 500);
+      rows.push(`| ${name} | 500 | ${median(times).toFixed(2)} | ${pct(times, 0.95).toFixed(2)} |`);
+    }
+  } finally {
+    await sim.close();
+  }
+
+  const t0 = performance.now();
+  const big = await startSimulator({ tenants: 1, records: 8400, readLimit: 0, writeLimit: 0 });
+  const listening = performance.now() - t0;
+  let generated = Number.NaN;
+  let total = 0;
+  try {
+    const t = big.tenants[0];
+    if (!t) throw new Error('no tenant');
+    const t1 = performance.now();
+    const r = await fetch(`${big.url}/partners/2026-02/${t.slug}/event-instances?limit=1&depth=0`, {
+      headers: { authorization: `users API-Key ${t.key}` },
+    });
+    await r.arrayBuffer();
+    generated = performance.now() - t1;
+    for (const c of [
+      'pages',
+      'posts',
+      'blogs',
+      'seasons',
+      'series',
+      'events',
+      'event-instances',
+      'venues',
+      'organizations',
+      'media',
+      'forms',
+      'redirects',
+      'custom-attributes',
+    ] as const)
+      total += big.controls.docs(t.slug, c).length;
+  } finally {
+    await big.close();
+  }
+
+  return [
+    '## Simulator: list latency',
+    '',
+    'In-process simulator (`startSimulator`, limits off), sequential keep-alive requests from `fetch` in the same',
+    'process; 50 warm-up requests, then 500 timed. Milliseconds, including client-side body read.',
+    '',
+    '| request | n | median ms | p95 ms |',
+    '|---|---|---|---|',
+    ...rows,
+    '',
+    `Start with 100,000 records in one tenant (${total} records): listening in ${listening.toFixed(0)} ms;`,
+    `the tenant's records are generated on its first request, which took ${(generated / 1000).toFixed(1)} s.`,
+    '',
+  ].join('\n');
+}
