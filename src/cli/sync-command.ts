@@ -173,7 +173,24 @@ export async function syncCommand(argv: string[]): Promise<number> {
   }
   const inv = resolveInvocation(values, process.env);
   if (values.enqueue) {
-    throw new UsageError('--enqueue: the worker queue is not wired yet');
+    if (values.schedule) throw new UsageError('--enqueue and --schedule do not go together');
+    const { enqueueSync } = await import('../queue/enqueue-sync.js');
+    const { redisSettings } = await import('../queue/redis-settings.js');
+    const redis = redisSettings(inv.config, process.env);
+    const slugs = inv.tenants.length > 0 ? inv.tenants : inv.config.tenants.map((t) => t.slug);
+    const ids: string[] = [];
+    for (const tenant of slugs) {
+      const id = await enqueueSync({
+        redisUrl: redis.url,
+        prefix: redis.prefix,
+        tenant,
+        ...(inv.collections.length > 0 ? { collections: inv.collections } : {}),
+        mode: inv.mode,
+      });
+      ids.push(id);
+    }
+    process.stdout.write(values.json ? `${JSON.stringify({ jobs: ids })}\n` : `${ids.join('\n')}\n`);
+    return 0;
   }
   const stop = new AbortController();
   const onSignal = () => stop.abort();
@@ -181,9 +198,7 @@ export async function syncCommand(argv: string[]): Promise<number> {
   process.once('SIGTERM', onSignal);
   try {
     if (values.schedule) {
-      const runOnSchedule = async (_c: string, _t: (s: AbortSignal) => Promise<void>, _s: AbortSignal) => {
-        throw new UsageError('--schedule is not wired yet');
-      };
+      const { runOnSchedule } = await import('../sync/schedule-inline.js');
       await runOnSchedule(
         values.schedule,
         async (signal) => {
@@ -192,6 +207,7 @@ export async function syncCommand(argv: string[]): Promise<number> {
           if (failure) process.stderr.write(`understudy sync: ${describeError(failure)}\n`);
         },
         stop.signal,
+        { onError: (err) => process.stderr.write(`understudy sync: ${describeError(err)}\n`) },
       );
       return 0;
     }

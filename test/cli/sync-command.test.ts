@@ -26,7 +26,16 @@ describe('understudy sync (CLI)', () => {
     expect(Object.keys(out)).toEqual(['tenants']);
     expect(out.tenants[0].slug).toBe(t.slug);
     const series = out.tenants[0].collections.find((c: { name: string }) => c.name === 'series');
-    expect(Object.keys(series)).toEqual(['name', 'fetched', 'inserted', 'updated', 'unchanged', 'deleted', 'requests', 'ms']);
+    expect(Object.keys(series)).toEqual([
+      'name',
+      'fetched',
+      'inserted',
+      'updated',
+      'unchanged',
+      'deleted',
+      'requests',
+      'ms',
+    ]);
     expect(series.inserted).toBe(s.controls.docs(t.slug, 'series').length);
     // The key is never stored.
     const wal = `${db}-wal`;
@@ -63,7 +72,9 @@ describe('understudy sync (CLI)', () => {
     const typo = await runCli(['sync', '--config', cfg, '--bogus-flag']);
     expect(typo.code).toBe(2);
     expect(typo.stderr).toMatch(/bogus-flag/);
-    const noKey = await runCli(['sync', '--base-url', 'http://127.0.0.1:9', '--tenant', 'a'], { env: { PARTNERS_API_KEY: '' } });
+    const noKey = await runCli(['sync', '--base-url', 'http://127.0.0.1:9', '--tenant', 'a'], {
+      env: { PARTNERS_API_KEY: '' },
+    });
     expect(noKey.code).toBe(2);
     expect(noKey.stderr).toMatch(/PARTNERS_API_KEY/);
   });
@@ -80,9 +91,12 @@ describe('understudy sync (CLI)', () => {
   it('exits 4 when the upstream stays unavailable after retries', async () => {
     const { s, t } = await sim();
     s.controls.injectFaults({ kind: 'status', status: 503, count: 1000 });
-    const r = await runCli(['sync', '--base-url', s.url, '--tenant', t.slug, '--collection', 'series', '--db', join(tempDir(), 'x.db')], {
-      env: { PARTNERS_API_KEY: t.key },
-    });
+    const r = await runCli(
+      ['sync', '--base-url', s.url, '--tenant', t.slug, '--collection', 'series', '--db', join(tempDir(), 'x.db')],
+      {
+        env: { PARTNERS_API_KEY: t.key },
+      },
+    );
     expect(r.code).toBe(4);
     expect(r.stderr).toMatch(/503/);
   }, 120_000);
@@ -90,7 +104,18 @@ describe('understudy sync (CLI)', () => {
   it('resumes after kill -9 from the last committed page', async () => {
     const { s, t } = await sim({ maxLimit: 5, records: 12 });
     const db = join(tempDir(), 'k.db');
-    const args = ['sync', '--base-url', s.url, '--tenant', t.slug, '--collection', 'event-instances', '--db', db, '--json'];
+    const args = [
+      'sync',
+      '--base-url',
+      s.url,
+      '--tenant',
+      t.slug,
+      '--collection',
+      'event-instances',
+      '--db',
+      db,
+      '--json',
+    ];
     s.controls.injectFaults({ kind: 'latency', ms: 150, count: 1000, match: { path: '/event-instances' } });
     const child = spawnCli(args, { env: { PARTNERS_API_KEY: t.key } });
     const done = collect(child);
@@ -114,11 +139,63 @@ describe('understudy sync (CLI)', () => {
     const out = JSON.parse(r.stdout);
     const total = s.controls.docs(t.slug, 'event-instances').length;
     expect(out.tenants[0].collections[0].fetched).toBeLessThan(total);
-    const first = s.controls.requestLog().slice(before).find((x) => x.path.includes('event-instances'));
+    const first = s.controls
+      .requestLog()
+      .slice(before)
+      .find((x) => x.path.includes('event-instances'));
     expect(first?.path).toMatch(/where/);
     const d = new Database(db, { readonly: true });
     const n = d.prepare('SELECT count(*) AS n FROM event_instances WHERE deleted_at IS NULL').get() as { n: number };
     d.close();
     expect(n.n).toBe(total);
+  });
+
+  it('--schedule syncs on each tick without Redis and exits 0 on SIGTERM', async () => {
+    const { s, t } = await sim();
+    const db = join(tempDir(), 's.db');
+    const child = spawnCli(
+      [
+        'sync',
+        '--base-url',
+        s.url,
+        '--tenant',
+        t.slug,
+        '--collection',
+        'series',
+        '--db',
+        db,
+        '--schedule',
+        '* * * * * *',
+      ],
+      { env: { PARTNERS_API_KEY: t.key } },
+    );
+    const done = collect(child);
+    let out = '';
+    child.stdout?.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    await vi.waitFor(() => expect(out.match(/series/g)?.length ?? 0).toBeGreaterThanOrEqual(2), { timeout: 20_000 });
+    child.kill('SIGTERM');
+    const r = await done;
+    expect(r.code).toBe(0);
+  });
+
+  it('--enqueue adds a sync job to Redis and prints its id instead of syncing', async () => {
+    const { startRedis } = await import('../helpers/redis-server.js');
+    const redis = await startRedis();
+    onTestFinished(() => redis.stop());
+    const { s, t } = await sim();
+    const db = join(tempDir(), 'e.db');
+    const r = await runCli(
+      ['sync', '--enqueue', '--base-url', s.url, '--tenant', t.slug, '--collection', 'series', '--db', db],
+      {
+        env: { PARTNERS_API_KEY: t.key, REDIS_URL: redis.url },
+      },
+    );
+    expect(r.code, r.stderr).toBe(0);
+    const id = r.stdout.trim().split('\n').at(-1);
+    expect(id).toBeTruthy();
+    expect(existsSync(db)).toBe(false);
+    expect(s.controls.requestLog().filter((x) => x.path.includes('/series'))).toHaveLength(0);
   });
 });
