@@ -117,13 +117,34 @@ export class CollectionData {
   }
 }
 
+/** What each collection's generator refers to: those are generated first. */
+const DEPENDS_ON: Readonly<Record<CollectionSlug, readonly CollectionSlug[]>> = {
+  media: [],
+  venues: ['media'],
+  organizations: ['media'],
+  seasons: ['media'],
+  series: ['media'],
+  events: ['media', 'seasons', 'series', 'venues', 'organizations'],
+  'event-instances': ['events', 'venues', 'series'],
+  pages: ['media'],
+  blogs: ['media'],
+  posts: ['media', 'blogs'],
+  forms: [],
+  redirects: ['pages'],
+  'custom-attributes': [],
+};
+
 /**
- * One tenant. Its records are generated on first access (so a large data set starts listening at once and pays
- * generation on the first request), always in the same order from the same PRNG: the data do not depend on when.
+ * One tenant. Each collection is generated on first access, after the collections it refers to, from a PRNG and
+ * id maker of its own: a large data set starts listening at once, each first request pays only for what it needs,
+ * and the data do not depend on the order of access.
  */
 export class TenantData {
+  /** Ids of records created at run time. */
   readonly ids: IdMaker;
-  private data: Record<CollectionSlug, CollectionData> | undefined;
+  private readonly data: Record<CollectionSlug, CollectionData>;
+  private readonly pending: Map<CollectionSlug, Prng>;
+  private readonly view: Record<CollectionSlug, CollectionData>;
   constructor(
     readonly slug: string,
     readonly name: string,
@@ -133,28 +154,34 @@ export class TenantData {
     private readonly epochMs: number,
   ) {
     this.ids = new IdMaker(prng.fork(11));
+    this.data = Object.fromEntries(COLLECTIONS.map((c) => [c, new CollectionData(c)])) as Record<
+      CollectionSlug,
+      CollectionData
+    >;
+    this.pending = new Map(COLLECTIONS.map((c, i) => [c, prng.fork(200 + i)]));
+    this.view = new Proxy(this.data, {
+      get: (target, key) => {
+        if (typeof key === 'string' && this.pending.has(key as CollectionSlug)) this.generate(key as CollectionSlug);
+        return target[key as CollectionSlug];
+      },
+    });
   }
 
   get collections(): Record<CollectionSlug, CollectionData> {
-    if (!this.data) {
-      const data = Object.fromEntries(COLLECTIONS.map((c) => [c, new CollectionData(c)])) as Record<
-        CollectionSlug,
-        CollectionData
-      >;
-      this.data = data;
-      for (const c of GENERATION_ORDER) generateCollection(this, c, countFor(c, this.records), this.epochMs);
-    }
-    return this.data;
+    return this.pending.size === 0 ? this.data : this.view;
   }
 
-  /** Generates the records now rather than on first access. */
+  private generate(c: CollectionSlug): void {
+    const prng = this.pending.get(c);
+    if (!prng) return;
+    this.pending.delete(c);
+    for (const d of DEPENDS_ON[c]) this.generate(d);
+    generateCollection(this, c, countFor(c, this.records), this.epochMs, prng);
+  }
+
+  /** Generates every collection now rather than on first access. */
   prepare(): void {
-    if (!this.data) this.collections['custom-attributes'].changed();
-  }
-
-  /** Whether the records exist yet. */
-  get materialized(): boolean {
-    return this.data !== undefined;
+    for (const c of GENERATION_ORDER) this.generate(c);
   }
 }
 
@@ -197,8 +224,8 @@ export function generateTenants(opts: GenerateOptions): TenantData[] {
   });
 }
 
-function generateCollection(t: TenantData, c: CollectionSlug, count: number, epochMs: number): void {
-  const prng = t.prng.fork(COLLECTIONS.indexOf(c) + 1);
+function generateCollection(t: TenantData, c: CollectionSlug, count: number, epochMs: number, prng: Prng): void {
+  const ids = new IdMaker(prng.fork(1));
   // A pool of about count/3 distinct updatedAt values (so ties exist at every page size) plus three "bulk import"
   // instants shared by many records.
   const yearMs = 365 * DAY;
@@ -216,7 +243,7 @@ function generateCollection(t: TenantData, c: CollectionSlug, count: number, epo
   };
   const ctx: GenContext = {
     prng,
-    ids: t.ids,
+    ids,
     tenant: t.slug,
     tenantName: t.name,
     site: `https://www.${t.slug}.example.org`,

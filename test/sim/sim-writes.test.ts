@@ -138,7 +138,11 @@ describe('updates and deletes', () => {
 describe('bulk', () => {
   it('sets and unsets configured custom attributes by ids, with per-record failures', async () => {
     const api = await openSim();
-    const [a, b] = docsOf(await api.get('series?limit=2&depth=0&sort=id')) as [JsonObject, JsonObject];
+    const [a0, b0] = docsOf(await api.get('series?limit=2&depth=0&sort=id')) as [JsonObject, JsonObject];
+    // Start from records without these attributes, whatever the seed gave them.
+    await api.req('PATCH', 'series/custom-attributes', { ids: [a0.id, b0.id], unset: ['accessibility', 'sponsor'] });
+    const a = (await api.get(`series/${a0.id}?depth=0`)).json;
+    const b = (await api.get(`series/${b0.id}?depth=0`)).json;
     const r = await api.req('PATCH', 'series/custom-attributes', {
       ids: [a.id, b.id, 'ffffffffffffffffffffffff'],
       set: { accessibility: 'relaxed', sponsor: 'Acme' },
