@@ -18,7 +18,16 @@ export interface GenContext {
   ref(collection: CollectionSlug): string | null;
 }
 
-export const iso = (ms: number): string => new Date(ms).toISOString();
+const isoCache = new Map<number, string>();
+/** ISO 8601 with milliseconds and Z; generated data repeat instants a lot, so equal ones share one string. */
+export const iso = (ms: number): string => {
+  let s = isoCache.get(ms);
+  if (s === undefined) {
+    s = new Date(ms).toISOString();
+    if (isoCache.size < 300_000) isoCache.set(ms, s);
+  }
+  return s;
+};
 
 const WORKS: readonly (readonly [string, string | null])[] = [
   ['The Magic Flute', 'La Flûte enchantée'],
@@ -664,8 +673,8 @@ export const GENERATORS: Readonly<Record<CollectionSlug, Generator>> = {
       publishDate: c.createdAt,
       blog: g.ref('blogs'),
       authors: [g.ids.make(Date.parse(c.createdAt))],
-      categories: [`cat-${slugify(g.prng.pick(CATEGORY_WORDS))}`],
-      tags: [`tag-${slugify(g.prng.pick(CATEGORY_WORDS))}`],
+      categories: ((w: string) => intern(`cat|${w}`, () => [`cat-${slugify(w)}`]))(g.prng.pick(CATEGORY_WORDS)),
+      tags: ((w: string) => intern(`tag|${w}`, () => [`tag-${slugify(w)}`]))(g.prng.pick(CATEGORY_WORDS)),
       image: imageRef(g),
       url: `${g.site}/blog/posts/${slug}`,
       showInSearch: true,
