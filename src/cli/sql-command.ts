@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { text } from 'node:stream/consumers';
 import BetterSqlite3 from 'better-sqlite3';
 import { ConfigError, UnderstudyError, UsageError } from '../errors.js';
+import { formatGrid } from './format-table.js';
 import { parseFlags } from './parse-flags.js';
 
 const HELP = `usage: understudy sql [--db FILE] [--json|--csv] [-p NAME VALUE]... ["SELECT …" | -]
@@ -78,34 +79,9 @@ export function assertReadOnly(stmt: { readonly readonly: boolean }, sqlText: st
   throw new UnderstudyError('US_READ_ONLY', `sql is read-only: ${what} refused`);
 }
 
-const cellText = (v: unknown): string => {
-  if (v === null || v === undefined) return '';
-  if (Buffer.isBuffer(v)) return `<blob ${v.length} bytes>`;
-  return String(v);
-};
-
 /** A readable aligned table: header, rule, rows (numbers right-aligned), then `(N rows)`. */
-export function formatSqlTable(columns: readonly string[], rows: readonly unknown[][], maxWidth = 60): string {
-  const clip = (s: string): string => {
-    const one = s.replace(/\r?\n/g, '↵');
-    return one.length > maxWidth ? `${one.slice(0, Math.max(1, maxWidth - 1))}…` : one;
-  };
-  const cells = rows.map((r) => r.map((v) => clip(cellText(v))));
-  const numeric = columns.map(
-    (_, i) =>
-      rows.length > 0 && rows.every((r) => r[i] === null || typeof r[i] === 'number' || typeof r[i] === 'bigint'),
-  );
-  const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((r) => (r[i] ?? '').length)));
-  const line = (vals: readonly string[]) =>
-    vals
-      .map((s, i) => (numeric[i] ? s.padStart(widths[i]!) : s.padEnd(widths[i]!)))
-      .join('  ')
-      .trimEnd();
-  const out =
-    columns.length > 0 ? [line(columns), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.map(line)] : [];
-  out.push(`(${rows.length} ${rows.length === 1 ? 'row' : 'rows'})`);
-  return `${out.join('\n')}\n`;
-}
+export const formatSqlTable = (columns: readonly string[], rows: readonly unknown[][], maxWidth = 60): string =>
+  `${formatGrid(columns, rows, { maxWidth, footer: true })}\n`;
 
 const csvField = (v: unknown): string => {
   if (v === null || v === undefined) return '';
