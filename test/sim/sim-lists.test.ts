@@ -289,6 +289,25 @@ describe('select, depth, locale, draft', () => {
   });
 });
 
+describe('joins and populate', () => {
+  it('limits joined docs with joins[field][limit], reports hasNextPage, and omits joins with joins=false', async () => {
+    const seasons = docsOf(await api.get('seasons?pagination=false&depth=0&sort=id'));
+    const events = api.sim.controls.docs(api.tenant, 'events');
+    const s = seasons.find((x) => events.filter((e) => e.season === x.id).length >= 2) as JsonObject;
+    const n = events.filter((e) => e.season === s.id).length;
+    expect((s.events as JsonObject).docs).toHaveLength(Math.min(n, 10));
+    const one = (await api.get(`seasons/${s.id}?depth=0&joins[events][limit]=1`)).json;
+    expect(one.events).toEqual({ docs: [expect.any(String)], hasNextPage: true });
+    const off = (await api.get(`seasons/${s.id}?depth=0&joins=false`)).json;
+    expect(off).not.toHaveProperty('events');
+  });
+
+  it('selects inside populated documents with populate[collection][field]', async () => {
+    const ei = docsOf(await api.get('event-instances?limit=2&depth=1&populate[events][title]=true'));
+    for (const d of ei) expect(Object.keys(d.event as JsonObject).sort()).toEqual(['id', 'title']);
+  });
+});
+
 describe('determinism', () => {
   it('gives byte-identical lists for the same seed and different data for another seed', async () => {
     const a = await openSim({ seed: 7 });
