@@ -2,6 +2,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import type { Queue } from 'bullmq';
 import type { Config } from '../config/config-schema.js';
 import type { Logger } from '../log.js';
+import { MIGRATION_NAMES } from '../store/migrate.js';
 import { type ReloadTarget, type SighupWatcher, watchSighup } from './config-reload.js';
 import { DASHBOARD_TOKEN_ENV, type OpsServer, startOpsServer } from './http-server.js';
 import type { OpsMetrics } from './metrics.js';
@@ -22,7 +23,7 @@ export interface WorkerOpsOptions {
   readonly configPath: string;
   readonly config: Config;
   readonly databasePath: string;
-  /** Migrations `/readyz` requires; default: those applied in the database when the worker started. */
+  /** Migrations `/readyz` requires; default: every migration this build knows. */
   readonly expectedMigrations?: readonly string[];
   readonly worker: OpsWorker;
   readonly metrics: OpsMetrics;
@@ -65,7 +66,7 @@ export async function startWorkerOps(opts: WorkerOpsOptions): Promise<WorkerOps>
   const sighup = watchSighup({ configPath: opts.configPath, initial: opts.config, target: worker, log });
   let server: OpsServer | null = null;
   if (opts.port !== undefined) {
-    const expected = opts.expectedMigrations ?? appliedMigrations(opts.databasePath);
+    const expected = opts.expectedMigrations ?? MIGRATION_NAMES;
     const checks = { redis: redisCheck(worker.redis), database: databaseCheck(opts.databasePath, expected) };
     const token = env[DASHBOARD_TOKEN_ENV];
     try {

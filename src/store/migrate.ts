@@ -10,6 +10,9 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22-002-write-log': m002,
 };
 
+/** The names of every migration this build knows, in order (readiness checks a database has them all). */
+export const MIGRATION_NAMES: readonly string[] = Object.keys(MIGRATIONS).sort();
+
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
 
 /** Brings the schema to the latest migration; throws `US_STORE` naming the migration that failed. */

@@ -7,6 +7,7 @@ import { startOpsServer } from '../../src/ops/http-server.js';
 import { createOpsMetrics } from '../../src/ops/metrics.js';
 import { databaseCheck, redisCheck, runChecks } from '../../src/ops/readiness.js';
 import { appliedMigrations } from '../../src/ops/worker-ops.js';
+import { MIGRATION_NAMES } from '../../src/store/migrate.js';
 import { openSqliteStore } from '../../src/store/sqlite-store.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { tempDir } from '../helpers/sync-harness.js';
@@ -171,7 +172,7 @@ describe('ops HTTP server', () => {
     const path = await migratedDb();
     const redis = connect();
     await redis.ping();
-    const checks = { redis: redisCheck(redis), database: databaseCheck(path, appliedMigrations(path)) };
+    const checks = { redis: redisCheck(redis), database: databaseCheck(path, MIGRATION_NAMES) };
     const ops = await startOpsServer({
       port: 0,
       host: '127.0.0.1',

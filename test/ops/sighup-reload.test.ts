@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
+import { enqueueSync } from '../../src/queue/enqueue-sync.js';
 import { startSimulator } from '../../src/sim/start-simulator.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { collect, spawnCli } from '../helpers/run-cli.js';
@@ -27,12 +28,12 @@ const freePort = async (): Promise<number> => {
   return port;
 };
 
-const okRuns = (db: string, tenant: string): number => {
+const runs = (db: string, tenant: string, status: 'ok' | 'failed'): number => {
   try {
     const raw = new Database(db, { readonly: true, fileMustExist: true });
     try {
       return (
-        raw.prepare("SELECT count(*) AS n FROM sync_runs WHERE tenant = ? AND status = 'ok'").get(tenant) as {
+        raw.prepare('SELECT count(*) AS n FROM sync_runs WHERE tenant = ? AND status = ?').get(tenant, status) as {
           n: number;
         }
       ).n;
@@ -80,7 +81,7 @@ describe('worker config reload on SIGHUP', () => {
     const schedulerIds = async () => (await queue.getJobSchedulers(0, -1)).map((s) => s.id ?? s.key).sort();
 
     // The first tenant's scheduler fires at once: its collections sync.
-    await vi.waitFor(() => expect(okRuns(db, a.slug)).toBeGreaterThan(0), { timeout: 30_000, interval: 100 });
+    await vi.waitFor(() => expect(runs(db, a.slug, 'ok')).toBeGreaterThan(0), { timeout: 30_000, interval: 100 });
     expect(await schedulerIds()).toEqual([`incremental.${a.slug}`]);
     expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
 
@@ -114,7 +115,7 @@ describe('worker config reload on SIGHUP', () => {
         interval: 50,
       },
     );
-    await vi.waitFor(() => expect(okRuns(db, b.slug)).toBeGreaterThan(0), { timeout: 30_000, interval: 100 });
+    await vi.waitFor(() => expect(runs(db, b.slug, 'ok')).toBeGreaterThan(0), { timeout: 30_000, interval: 100 });
 
     // Removing the first tenant removes its scheduler; the process kept running throughout.
     writeFileSync(configPath, config([{ slug: b.slug, apiKeyEnv: 'KEY_B', schedule }]));
@@ -130,5 +131,53 @@ describe('worker config reload on SIGHUP', () => {
     expect(result.code).toBe(0);
     expect(log).not.toContain(a.key);
     expect(log).not.toContain(b.key);
+  });
+
+  it('rotates a key: after SIGHUP the client of the tenant uses the key now in the env file', async () => {
+    const sim = await startSimulator({ port: 0, records: 4, readLimit: 0, writeLimit: 0, tenants: 1 });
+    onTestFinished(() => sim.close());
+    const [a] = sim.tenants;
+    if (!a) throw new Error('the simulator has a tenant');
+    const dir = tempDir();
+    const db = join(dir, 'mirror.db');
+    const configPath = join(dir, 'understudy.json');
+    const envFile = join(dir, 'keys.env');
+    const prefix = `t-${randomUUID()}`;
+    writeFileSync(
+      configPath,
+      JSON.stringify({
+        baseUrl: sim.url,
+        database: db,
+        redis: { prefix },
+        worker: { attempts: 1 },
+        tenants: [{ slug: a.slug, apiKeyEnv: 'KEY_A', collections: ['series'] }],
+      }),
+    );
+    writeFileSync(envFile, 'KEY_A=revoked-key-0000000000000000\n');
+    const worker = spawnCli(['worker', '--config', configPath], {
+      env: { REDIS_URL: redisServer.url, UNDERSTUDY_ENV_FILE: envFile, LOG_LEVEL: 'info' },
+    });
+    const done = collect(worker);
+    let log = '';
+    worker.stderr?.on('data', (d: Buffer) => {
+      log += d.toString();
+    });
+    await vi.waitFor(() => expect(log).toContain('worker starting'), { timeout: 30_000, interval: 50 });
+    const enqueue = () =>
+      enqueueSync({ redisUrl: redisServer.url, prefix, tenant: a.slug, collections: ['series'], mode: 'incremental' });
+
+    await enqueue();
+    await vi.waitFor(() => expect(runs(db, a.slug, 'failed')).toBe(1), { timeout: 30_000, interval: 100 });
+    expect(runs(db, a.slug, 'ok')).toBe(0);
+
+    writeFileSync(envFile, `KEY_A=${a.key}\n`);
+    worker.kill('SIGHUP');
+    await vi.waitFor(() => expect(log).toContain('config reloaded'), { timeout: 30_000, interval: 50 });
+    await enqueue();
+    await vi.waitFor(() => expect(runs(db, a.slug, 'ok')).toBe(1), { timeout: 30_000, interval: 100 });
+
+    worker.kill('SIGTERM');
+    expect((await done).code).toBe(0);
+    expect(log).not.toContain(a.key);
   });
 });
