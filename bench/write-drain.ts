@@ -18,6 +18,7 @@ import { createLogger } from '../src/log.js';
 import { createRedisRateGate } from '../src/partners/redis-rate-gate.js';
 import { createWriteQueue } from '../src/queue/write-queue.js';
 import { type Simulator, startSimulator } from '../src/sim/start-simulator.js';
+import { parkableGate } from '../src/writes/gate-parking.js';
 import { startWriteWorker } from '../src/writes/write-worker.js';
 
 const LIMIT = 20;
@@ -110,7 +111,7 @@ async function run(redisUrl: string, tenants: number): Promise<{ drains: Drain[]
     baseUrl: sim.url,
     database,
     log,
-    gateFor: (keyHash, budget) => createRedisRateGate({ redis, keyHash, budget, prefix }),
+    gateFor: (keyHash, budget) => parkableGate(createRedisRateGate({ redis, keyHash, budget, prefix })),
   });
   const resolved: ResolvedTenant[] = sim.tenants.map((t) => ({
     slug: tenantSlug(t.slug),

@@ -8,6 +8,7 @@ import type { Store } from '../src/store/store.js';
 import type { WriteLog, WriteLogEntry, WriteStatus } from '../src/store/write-log.js';
 import { applyWrite, type WriteOutcome } from '../src/writes/apply-write.js';
 import { classifyFailure } from '../src/writes/classify-failure.js';
+import { GateParkedError, withParking } from '../src/writes/gate-parking.js';
 import type { RecordOrder, RecordTarget } from '../src/writes/record-order.js';
 import { parseJobData } from '../src/writes/validate-write.js';
 import { describeTarget, recordOf, routeOf, type WriteJobData } from '../src/writes/write-job.js';
@@ -34,6 +35,11 @@ export interface WriteProcessorDeps {
   readonly backoff: { readonly baseMs: number; readonly maxMs: number };
   /** How long a write waits before looking again whether the one before it on its record is done. */
   readonly orderRecheckMs: number;
+  /**
+   * A write that would wait longer than `afterMs` for its key's budget goes back to the queue for `retryInMs`, so
+   * one tenant's backlog does not hold every worker slot (needs gates wrapped with `parkableGate`).
+   */
+  readonly parking?: { readonly afterMs: number; readonly retryInMs: number };
   /** Aborts when the process shuts down: a job in flight is handed back. */
   readonly stopping: AbortSignal;
   readonly log: Logger;
@@ -185,17 +191,19 @@ export const applyWriteProcessor =
     await record('running', { attempts: attempt, startedAt, waitMs: started - job.timestamp });
     const run = AbortSignal.any(signal ? [deps.stopping, signal] : [deps.stopping]);
     try {
-      const outcome = await applyWrite(
-        {
-          client: tenant.client,
-          store: deps.store,
-          log,
-          mirrorDrafts: tenant.mirrorDrafts,
-          afterBulk: (collection, s) => deps.afterBulk(data.tenant, collection, s),
-        },
-        data,
-        { signal: run, priorUnknown },
-      );
+      const apply = () =>
+        applyWrite(
+          {
+            client: tenant.client,
+            store: deps.store,
+            log,
+            mirrorDrafts: tenant.mirrorDrafts,
+            afterBulk: (collection, s) => deps.afterBulk(data.tenant, collection, s),
+          },
+          data,
+          { signal: run, priorUnknown },
+        );
+      const outcome = deps.parking ? await withParking(deps.parking, apply) : await apply();
       await record(outcome.status, {
         attempts: attempt,
         resultId: outcome.resultId,
@@ -241,14 +249,18 @@ export const applyWriteProcessor =
             unknownOutcome: priorUnknown,
             sending: false,
           } satisfies WriteProgress);
+          const parked = err instanceof GateParkedError;
           await record('delayed', {
             attempts: attempt - 1,
             error: describeError(err),
-            upstreamStatus: 429,
-            note: `rate limited: retry in ${cls.waitMs} ms`,
+            upstreamStatus: parked ? null : 429,
+            note: parked
+              ? `waiting for the key's write budget: back in ${cls.waitMs} ms`
+              : `rate limited: retry in ${cls.waitMs} ms`,
             ...timing(),
           });
-          log.warn({ delayMs: cls.waitMs }, 'write rate limited: delayed without spending an attempt');
+          if (parked) log.debug({ delayMs: cls.waitMs }, 'write budget exhausted: parked');
+          else log.warn({ delayMs: cls.waitMs }, 'write rate limited: delayed without spending an attempt');
           return delay(cls.waitMs);
         }
         case 'retry': {

@@ -1,4 +1,5 @@
 import { BadResponseError, describeError, UnderstudyError, UpstreamError } from '../errors.js';
+import { GateParkedError } from './gate-parking.js';
 
 /** What to do about a failed write attempt. */
 export type FailureClass =
@@ -23,6 +24,7 @@ const RETRYABLE = (status: number): boolean => status === 408 || status === 425 
 
 /** Sorts an error from a write attempt into the retry classes of docs/writes.md. */
 export function classifyFailure(err: unknown, defaultRateWaitMs = 1000): FailureClass {
+  if (err instanceof GateParkedError) return { kind: 'rate', waitMs: err.retryInMs };
   if (err instanceof UnderstudyError && err.code === 'US_ABORTED') return { kind: 'aborted' };
   if (err instanceof UpstreamError) {
     const message = err.message;

@@ -20,6 +20,7 @@ import { openSqliteWriteLog, type WriteLog } from '../store/write-log.js';
 import { discoverRoutes, type ReadRoutes } from '../sync/discover-routes.js';
 import { syncCollection } from '../sync/sync-collection.js';
 import { databasePath } from '../worker-app.js';
+import { parkableGate } from './gate-parking.js';
 import { createRecordOrder } from './record-order.js';
 
 export interface WriteWorkerOptions {
@@ -54,6 +55,12 @@ export interface WriteWorkerOptions {
   readonly random?: () => number;
   /** How long `close()` lets writes in flight finish before aborting them (they are handed back); default 3000 ms. */
   readonly graceMs?: number;
+  /**
+   * Fairness between tenants: a write that waits longer than `afterMs` for its key's budget goes back to the queue
+   * for `retryInMs` and frees its slot. Works through gates wrapped with `parkableGate` (startConfiguredWriteWorker
+   * does). Default `{ afterMs: 5000, retryInMs: 1000 }`; null turns it off.
+   */
+  readonly parking?: { readonly afterMs: number; readonly retryInMs: number } | null;
 }
 
 export interface WriteWorker {
@@ -155,6 +162,7 @@ export async function startWriteWorker(opts: WriteWorkerOptions): Promise<WriteW
     attempts: opts.attempts ?? 8,
     backoff: { baseMs: opts.backoffMs ?? 1000, maxMs: opts.maxBackoffMs ?? 60_000 },
     orderRecheckMs: opts.orderRecheckMs ?? 2000,
+    ...(opts.parking === null ? {} : { parking: opts.parking ?? { afterMs: 5000, retryInMs: 1000 } }),
     stopping,
     log,
     ...(opts.random ? { random: opts.random } : {}),
@@ -267,7 +275,7 @@ export async function startConfiguredWriteWorker(
       log: opts.log,
       gateFor: (keyHash, budget) => {
         const gate = createRedisRateGate({ redis, keyHash, budget, prefix });
-        return opts.wrapGate ? opts.wrapGate(gate) : gate;
+        return parkableGate(opts.wrapGate ? opts.wrapGate(gate) : gate);
       },
       ...(opts.onRequest ? { onRequest: opts.onRequest } : {}),
     });

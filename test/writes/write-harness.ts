@@ -8,12 +8,14 @@ import type { CollectionSlug } from '../../src/partners/collections.js';
 import { createHttpPartnersClient, type HttpClientOptions } from '../../src/partners/http-partners-client.js';
 import { createMemoryRateGate } from '../../src/partners/memory-rate-gate.js';
 import type { PartnersClient } from '../../src/partners/partners-client.js';
+import type { RateBudget } from '../../src/partners/rate-gate.js';
 import { createWriteQueue, type WriteQueue } from '../../src/queue/write-queue.js';
 import { type SimulatorOptions, startSimulator } from '../../src/sim/start-simulator.js';
 import { openSqliteStore } from '../../src/store/sqlite-store.js';
 import type { WriteLogEntry } from '../../src/store/write-log.js';
 import { discoverRoutes } from '../../src/sync/discover-routes.js';
 import { syncCollection } from '../../src/sync/sync-collection.js';
+import { parkableGate } from '../../src/writes/gate-parking.js';
 import { startWriteWorker, type WriteWorker, type WriteWorkerOptions } from '../../src/writes/write-worker.js';
 import { silentLog, tempDir } from '../helpers/sync-harness.js';
 import { startDroppingProxy } from './dropping-proxy.js';
@@ -27,6 +29,8 @@ export interface WriteHarnessOptions {
   readonly mirror?: readonly CollectionSlug[];
   /** Put a proxy that can drop answers between the worker's client and the simulator. */
   readonly proxy?: boolean;
+  /** Per simulator tenant (in order), its key's budget; default: unlimited. */
+  readonly budgets?: readonly RateBudget[];
 }
 
 /**
@@ -43,14 +47,15 @@ export async function writeHarness(opts: WriteHarnessOptions) {
   const store = await openSqliteStore(dbPath);
   onTestFinished(() => store.close());
   const prefix = `t-${randomUUID().slice(0, 8)}`;
-  const tenant: ResolvedTenant = {
-    slug,
-    apiKey: simTenant.key,
+  const resolved: ResolvedTenant[] = sim.tenants.map((t, i) => ({
+    slug: tenantSlug(t.slug),
+    apiKey: t.key,
     apiKeyEnv: 'TEST_KEY',
-    budget: { reads: 1_000_000, writes: 1_000_000, windowMs: 1000 },
+    budget: opts.budgets?.[i] ?? { reads: 1_000_000, writes: 1_000_000, windowMs: 1000 },
     drafts: false,
-  };
-  const gate = createMemoryRateGate(tenant.budget);
+  }));
+  const tenant = resolved[0] as ResolvedTenant;
+  const gates = new Map(resolved.map((t) => [t.slug as string, parkableGate(createMemoryRateGate(t.budget))]));
   const proxy = opts.proxy ? await startDroppingProxy(sim.url) : null;
   if (proxy) onTestFinished(() => proxy.close());
   const clientFor = (t: ResolvedTenant): PartnersClient =>
@@ -58,7 +63,7 @@ export async function writeHarness(opts: WriteHarnessOptions) {
       baseUrl: proxy?.url ?? sim.url,
       tenant: t.slug,
       apiKey: t.apiKey,
-      gate,
+      gate: gates.get(t.slug) ?? parkableGate(createMemoryRateGate(t.budget)),
       retry: { attempts: 3, baseDelayMs: 1, maxDelayMs: 20 },
       log: silentLog,
       ...opts.client,
@@ -89,7 +94,7 @@ export async function writeHarness(opts: WriteHarnessOptions) {
       redis: opts.redisUrl,
       prefix,
       app: { store, clientFor },
-      tenants: [tenant],
+      tenants: resolved,
       database: dbPath,
       log: silentLog,
       attempts: 3,
@@ -152,6 +157,7 @@ export async function writeHarness(opts: WriteHarnessOptions) {
     prefix,
     tenant,
     slug,
+    tenants: resolved,
     queue,
     startWorker,
     bull,

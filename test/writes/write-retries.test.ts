@@ -217,3 +217,30 @@ describe('unknown outcomes', () => {
     expect(h.sim.controls.requestLog().filter((e) => e.method === 'POST')).toHaveLength(1);
   });
 });
+
+describe('fairness between tenants', () => {
+  it("does not let one tenant's exhausted budget hold every worker slot", async () => {
+    const h = await writeHarness({
+      redisUrl: redis.url,
+      sim: { tenants: 2 },
+      // The first tenant may write once a minute; the second has no limit.
+      budgets: [{ reads: 1_000_000, writes: 1, windowMs: 60_000 }],
+    });
+    const [busy, other] = h.tenants;
+    if (!busy || !other) throw new Error('two tenants expected');
+    const busyIds = h.sim.controls.docs(busy.slug, 'event-instances').map(idOf).slice(0, 4);
+    const otherId = idOf(h.sim.controls.docs(other.slug, 'event-instances')[0]);
+    const busyJobs: string[] = [];
+    for (const id of busyIds)
+      busyJobs.push(await h.queue.update(busy.slug, 'event-instances', id, { ticketingSystemId: 'b' }));
+    const otherJob = await h.queue.update(other.slug, 'event-instances', otherId, { ticketingSystemId: 'o' });
+    await h.startWorker({ concurrency: 2, parking: { afterMs: 30, retryInMs: 50 } });
+    expect(await h.settled(otherJob)).toBe('completed');
+    const states = await Promise.all(busyJobs.map((j) => h.bull().getJobState(j)));
+    expect(states.filter((s) => s === 'completed')).toHaveLength(1);
+    const parked = busyJobs.map((j) => h.logRow(j)).filter((r) => r?.status === 'delayed');
+    expect(parked.length).toBeGreaterThan(0);
+    expect(String(parked[0]?.note)).toMatch(/waiting for the key's write budget/);
+    expect(parked[0]?.attempts).toBe(0);
+  });
+});
