@@ -3,7 +3,7 @@ import { COLLECTIONS, type CollectionSlug, VERSIONED } from '../partners/collect
 import { IdMaker, Prng } from './prng.js';
 import { countFor, GENERATION_ORDER, GENERATORS, type GenContext, iso, makeKey, tenantNames } from './sim-content.js';
 import { type LocaleCtx, parseSort, sortDocs } from './sim-query.js';
-import { JOINS, RELATIONSHIPS, STATIC_JOINS } from './sim-schema.js';
+import { JOINS, STATIC_JOINS } from './sim-schema.js';
 
 /**
  * A record: `main` is what published reads return (its `_status` is 'draft' only if it was never published);
@@ -294,10 +294,3 @@ export function runtimeContext(t: TenantData, prng: Prng, now: number): GenConte
     ref: (target) => t.collections[target].randomId(prng),
   };
 }
-
-/** Relationship ids held by a stored record, for consistency checks in tests. */
-export const relationshipIds = (c: CollectionSlug, doc: JsonObject): string[] =>
-  RELATIONSHIPS[c].flatMap((r) => {
-    const v = doc[r.field];
-    return (Array.isArray(v) ? v : [v]).filter((x): x is string => typeof x === 'string');
-  });

@@ -1,6 +1,5 @@
 import type { JsonObject } from '../ids.js';
 import type { CollectionSlug } from '../partners/collections.js';
-import type { SimParams } from './parse-params.js';
 import { viewOf } from './sim-db.js';
 import { compileWhere, type LocaleCtx, SimHttpError } from './sim-query.js';
 import { type ShapeCtx, shapeDoc } from './sim-shape.js';
@@ -61,5 +60,3 @@ export function getDoc(c: CollectionSlug, id: string, ctx: ShapeCtx): JsonObject
   if (!rec) throw notFound();
   return shapeDoc(c, viewOf(rec, ctx.params.draft), ctx, ctx.params.depth);
 }
-
-export type { SimParams };

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isJsonObject, type JsonObject, type JsonValue } from '../ids.js';
+import type { JsonObject, JsonValue } from '../ids.js';
 import {
   API_VERSION,
   BULK_ROUTES,
@@ -24,7 +24,7 @@ import { buildOpenApi } from './sim-openapi.js';
 import { graphiqlHtml, PIXEL_PNG, swaggerAsset, swaggerHtml } from './sim-pages.js';
 import { SimHttpError } from './sim-query.js';
 import type { RollingLimiter } from './sim-rate-limit.js';
-import { DEFAULT_SORT, getDoc, listDocs, notFound } from './sim-read.js';
+import { getDoc, listDocs, notFound } from './sim-read.js';
 import { type ShapeCtx, shapeDoc } from './sim-shape.js';
 import { createDoc, deleteDoc, updateDoc } from './sim-writes.js';
 
@@ -397,5 +397,3 @@ export function docsOf(s: SimState, tenant: string, c: CollectionSlug): readonly
     .ordered('id', false, { locale: 'en', fallback: 'en' })
     .map((r) => shapeDoc(c, r.main, ctx, 0));
 }
-
-export { DEFAULT_SORT, isJsonObject };

@@ -310,5 +310,3 @@ export function deleteDoc(t: TenantData, c: CollectionSlug, id: string): StoredR
   t.collections[c].remove(id);
   return rec;
 }
-
-export { fieldKinds };
