@@ -52,10 +52,14 @@ describe('understudy sim', () => {
   it('takes --key overrides', async () => {
     const probe = spawnCli(['sim', '--port', '0', '--tenants', '1', '--records', '2']);
     let out = '';
+    let err = '';
     probe.stdout?.on('data', (d: Buffer) => {
       out += d.toString();
     });
-    await vi.waitFor(() => expect(out).toMatch(/tenant \S+ key/), { timeout: 20_000, interval: 50 });
+    probe.stderr?.on('data', (d: Buffer) => {
+      err += d.toString();
+    });
+    await vi.waitFor(() => expect(out, err).toMatch(/tenant \S+ key/), { timeout: 30_000, interval: 50 });
     probe.kill('SIGINT');
     await once(probe, 'close');
     const slug = /tenant (\S+) key/.exec(out)?.[1] as string;
