@@ -41,6 +41,13 @@ export interface WriteFinishedEvent {
   readonly ms?: number;
 }
 
+export interface LastSuccess {
+  readonly tenant: string;
+  readonly collection: string;
+  /** Unix milliseconds. */
+  readonly at: number;
+}
+
 export interface OpsMetricsOptions {
   /** Clock for lag; default `Date.now`. */
   readonly now?: () => number;
@@ -68,6 +75,11 @@ export interface OpsMetrics {
   lastSuccess(tenant: string, collection: string, at: number): void;
   /** Counts one write's outcome. */
   writeFinished(e: WriteFinishedEvent): void;
+  /**
+   * A source of last successful sync times read at each scrape (e.g. the mirror's `sync_state`), so lag covers
+   * syncs done by every worker and before this process started.
+   */
+  readLastSuccesses(source: () => Promise<readonly LastSuccess[]>): void;
   /** Queues whose depth is read at each scrape. */
   watchQueues(queues: readonly QueueLike[]): void;
   /** The Prometheus text exposition of every metric. */
@@ -147,13 +159,37 @@ export function createOpsMetrics(opts: OpsMetricsOptions = {}): OpsMetrics {
     buckets: [0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600],
     registers,
   });
-  const successes = new Map<string, { tenant: string; collection: string; at: number }>();
+  const successes = new Map<string, LastSuccess>();
+  const noteSuccess = (tenant: string, collection: string, at: number) => {
+    const k = `${tenant}\u0000${collection}`;
+    const prev = successes.get(k);
+    if (!prev || prev.at < at) successes.set(k, { tenant, collection, at });
+  };
+  const successSources: (() => Promise<readonly LastSuccess[]>)[] = [];
+  // Both lag gauges read the sources; one read serves a whole scrape.
+  let reading: { at: number; done: Promise<void> } | null = null;
+  const refreshSuccesses = (): Promise<void> => {
+    const t = Date.now();
+    if (reading && t - reading.at < 1000) return reading.done;
+    const done = Promise.all(
+      successSources.map(async (src) => {
+        try {
+          for (const s of await withTimeout(src(), queueTimeoutMs)) noteSuccess(s.tenant, s.collection, s.at);
+        } catch {
+          // The source is unreadable right now: lag goes on from what is known.
+        }
+      }),
+    ).then(() => undefined);
+    reading = { at: t, done };
+    return done;
+  };
   new Gauge({
     name: 'understudy_sync_last_success_timestamp_seconds',
     help: 'Unix time of the last successful sync, by tenant and collection.',
     labelNames: ['tenant', 'collection'] as const,
     registers,
-    collect() {
+    async collect() {
+      await refreshSuccesses();
       for (const s of successes.values()) this.set({ tenant: s.tenant, collection: s.collection }, s.at / 1000);
     },
   });
@@ -162,7 +198,8 @@ export function createOpsMetrics(opts: OpsMetricsOptions = {}): OpsMetrics {
     help: 'Seconds since the last successful sync (now - last success), by tenant and collection.',
     labelNames: ['tenant', 'collection'] as const,
     registers,
-    collect() {
+    async collect() {
+      await refreshSuccesses();
       const t = now();
       for (const s of successes.values()) {
         this.set({ tenant: s.tenant, collection: s.collection }, Math.max(0, (t - s.at) / 1000));
@@ -233,13 +270,12 @@ export function createOpsMetrics(opts: OpsMetricsOptions = {}): OpsMetrics {
       if (r.inserted > 0) upserted.inc({ tenant, collection, change: 'inserted' }, r.inserted);
       if (r.updated > 0) upserted.inc({ tenant, collection, change: 'updated' }, r.updated);
       if (r.deleted > 0) deleted.inc({ tenant, collection }, r.deleted);
-      if (status === 'ok') successes.set(`${tenant}\u0000${collection}`, { tenant, collection, at: now() });
+      if (status === 'ok') noteSuccess(tenant, collection, now());
     }),
-    lastSuccess: safe((tenant: string, collection: string, at: number) => {
-      const k = `${tenant}\u0000${collection}`;
-      const prev = successes.get(k);
-      if (!prev || prev.at < at) successes.set(k, { tenant, collection, at });
-    }),
+    lastSuccess: safe(noteSuccess),
+    readLastSuccesses(source) {
+      successSources.push(source);
+    },
     writeFinished: safe((e: WriteFinishedEvent) => {
       writes.inc({ tenant: e.tenant, collection: e.collection, op: e.op, status: e.status });
       if (e.ms !== undefined) writeSeconds.observe({ op: e.op, status: e.status }, e.ms / 1000);

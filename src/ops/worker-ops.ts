@@ -5,7 +5,7 @@ import type { Logger } from '../log.js';
 import { MIGRATION_NAMES } from '../store/migrate.js';
 import { type ReloadTarget, type SighupWatcher, watchSighup } from './config-reload.js';
 import { DASHBOARD_TOKEN_ENV, type OpsServer, startOpsServer } from './http-server.js';
-import type { OpsMetrics } from './metrics.js';
+import type { LastSuccess, OpsMetrics } from './metrics.js';
 import { databaseCheck, type PingableRedis, redisCheck, runChecks } from './readiness.js';
 
 /** What the ops side needs from a running worker. */
@@ -55,6 +55,27 @@ export function appliedMigrations(path: string): string[] {
 }
 
 /**
+ * The last successful sync of each tenant and collection recorded in the mirror (any variant, any worker).
+ * A read-only connection of its own per call: `sync_state` is a small table.
+ */
+export async function readLastSuccesses(path: string): Promise<LastSuccess[]> {
+  const db = new BetterSqlite3(path, { readonly: true, fileMustExist: true, timeout: 1000 });
+  try {
+    const rows = db
+      .prepare(
+        `SELECT tenant, collection, max(last_success_at) AS at FROM sync_state
+         WHERE last_success_at IS NOT NULL GROUP BY tenant, collection`,
+      )
+      .all() as { tenant: string; collection: string; at: string }[];
+    return rows
+      .map((r) => ({ tenant: r.tenant, collection: r.collection, at: Date.parse(r.at) }))
+      .filter((r) => Number.isFinite(r.at));
+  } finally {
+    db.close();
+  }
+}
+
+/**
  * Everything operational around a worker: the SIGHUP config reload, queue depths in the metrics and, with a
  * port, the `/healthz`, `/readyz`, `/metrics` and `/queues` endpoints. Call after the worker has opened its
  * database (migrations applied).
@@ -63,6 +84,7 @@ export async function startWorkerOps(opts: WorkerOpsOptions): Promise<WorkerOps>
   const { worker, metrics, log } = opts;
   const env = opts.env ?? process.env;
   metrics.watchQueues(worker.queues);
+  metrics.readLastSuccesses(() => readLastSuccesses(opts.databasePath));
   const sighup = watchSighup({ configPath: opts.configPath, initial: opts.config, target: worker, log });
   let server: OpsServer | null = null;
   if (opts.port !== undefined) {
