@@ -70,7 +70,8 @@ function dashboardGuard(token: string | undefined): MiddlewareHandler {
 }
 
 function buildApp(opts: OpsServerOptions): Hono {
-  const app = new Hono();
+  // Not strict: the dashboard links to `/queues/` as well as `/queues`.
+  const app = new Hono({ strict: false });
   app.get('/healthz', (c) => c.json({ ok: true }));
   app.get('/readyz', async (c) => {
     const r = await opts.ready();

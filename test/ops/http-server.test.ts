@@ -152,6 +152,14 @@ describe('ops HTTP server', () => {
     expect(api.status).toBe(200);
     const body = (await api.json()) as { queues: { name: string }[] };
     expect(body.queues.map((q) => q.name)).toEqual(['sync']);
+    // The page's own assets load with the cookie alone, under /queues/ (trailing slash too).
+    const page = await fetch(`${ops.url}/queues/`, { headers: { cookie: cookie.split(';')[0]! } });
+    expect(page.status).toBe(200);
+    const script = /src="(static\/js\/[^"]+)"/.exec(await page.text())?.[1];
+    expect(script).toBeDefined();
+    const asset = await fetch(`${ops.url}/queues/${script}`, { headers: { cookie: cookie.split(';')[0]! } });
+    expect(asset.status).toBe(200);
+    expect((await fetch(`${ops.url}/queues/${script}`)).status).toBe(401);
   });
 
   it('turns the dashboard off when no token is configured', async () => {
