@@ -1,3 +1,4 @@
+import { COLLECTIONS } from '../src/partners/collections.js';
 import { startSimulator } from '../src/sim/start-simulator.js';
 
 const median = (xs: number[]): number => {
@@ -60,22 +61,7 @@ export default async function bench(): Promise<string> {
     });
     await r.arrayBuffer();
     generated = performance.now() - t1;
-    for (const c of [
-      'pages',
-      'posts',
-      'blogs',
-      'seasons',
-      'series',
-      'events',
-      'event-instances',
-      'venues',
-      'organizations',
-      'media',
-      'forms',
-      'redirects',
-      'custom-attributes',
-    ] as const)
-      total += big.controls.docs(t.slug, c).length;
+    for (const c of COLLECTIONS) total += big.controls.docs(t.slug, c).length;
   } finally {
     await big.close();
   }
