@@ -78,9 +78,10 @@ export async function workerCommand(argv: string[]): Promise<number> {
       worker: {
         queues: [app.queue, _writes.writes.queue],
         redis: app.redis,
+        // Writes first: their reload cannot fail once the config is validated; the sync side then waits on Redis.
         reload: async (c, e) => {
-          await app.reload(c, e);
           _writes.reload(c, e);
+          await app.reload(c, e);
         },
       },
       metrics,

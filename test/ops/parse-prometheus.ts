@@ -22,7 +22,8 @@ export function parsePrometheus(text: string): Exposition {
     for (const l of (m[3] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[l[1]!] = l[2]!;
     const raw = m[4]!;
     const value = raw === '+Inf' ? Infinity : raw === '-Inf' ? -Infinity : Number(raw);
-    if (Number.isNaN(value) && raw !== 'NaN') throw new Error(`bad sample value: ${line}`);
+    // Go's ParseFloat, which Prometheus uses, takes NaN in any case (prom-client writes `Nan`).
+    if (Number.isNaN(value) && raw.toLowerCase() !== 'nan') throw new Error(`bad sample value: ${line}`);
     samples.push({ name: m[1]!, labels, value });
   }
   return { types, samples };

@@ -6,10 +6,12 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { enqueueSync } from '../../src/queue/enqueue-sync.js';
+import { createWriteQueue } from '../../src/queue/write-queue.js';
 import { startSimulator } from '../../src/sim/start-simulator.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { collect, spawnCli } from '../helpers/run-cli.js';
 import { tempDir } from '../helpers/sync-harness.js';
+import { parsePrometheus, sampleValue } from './parse-prometheus.js';
 
 let redisServer: TestRedis;
 beforeAll(async () => {
@@ -154,7 +156,8 @@ describe('worker config reload on SIGHUP', () => {
       }),
     );
     writeFileSync(envFile, 'KEY_A=revoked-key-0000000000000000\n');
-    const worker = spawnCli(['worker', '--config', configPath], {
+    const port = await freePort();
+    const worker = spawnCli(['worker', '--config', configPath, '--http', String(port)], {
       env: { REDIS_URL: redisServer.url, UNDERSTUDY_ENV_FILE: envFile, LOG_LEVEL: 'info' },
     });
     const done = collect(worker);
@@ -175,6 +178,38 @@ describe('worker config reload on SIGHUP', () => {
     await vi.waitFor(() => expect(log).toContain('config reloaded'), { timeout: 30_000, interval: 50 });
     await enqueue();
     await vi.waitFor(() => expect(runs(db, a.slug, 'ok')).toBe(1), { timeout: 30_000, interval: 100 });
+
+    // Writes use the new key too.
+    const writes = await createWriteQueue({ redisUrl: redisServer.url, prefix });
+    onTestFinished(() => writes.close());
+    await writes.create(a.slug, 'series', { title: 'After rotation', slug: 'after-rotation' });
+    const scrape = async () => parsePrometheus(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text());
+    await vi.waitFor(
+      async () =>
+        expect(
+          sampleValue(await scrape(), 'understudy_writes_total', { tenant: a.slug, op: 'create', status: 'ok' }),
+        ).toBe(1),
+      { timeout: 30_000, interval: 100 },
+    );
+    // The worker's own metrics saw the refused key, then the accepted one.
+    const e = await scrape();
+    const requests = (status: string) =>
+      e.samples
+        .filter(
+          (x) =>
+            x.name === 'understudy_upstream_requests_total' && x.labels.tenant === a.slug && x.labels.status === status,
+        )
+        .reduce((n, x) => n + x.value, 0);
+    expect(requests('401')).toBeGreaterThan(0);
+    expect(requests('200')).toBeGreaterThan(0);
+    expect(requests('201')).toBe(1);
+    expect(
+      sampleValue(e, 'understudy_records_upserted_total', { tenant: a.slug, collection: 'series', change: 'inserted' }),
+    ).toBeGreaterThan(0);
+    expect(
+      sampleValue(e, 'understudy_sync_lag_seconds', { tenant: a.slug, collection: 'series' }),
+    ).toBeGreaterThanOrEqual(0);
+    expect(sampleValue(e, 'understudy_queue_jobs', { queue: 'writes', state: 'completed' })).toBe(1);
 
     worker.kill('SIGTERM');
     expect((await done).code).toBe(0);
