@@ -294,7 +294,9 @@ export class SqliteStore implements Store {
 
   private tx<T>(what: string, fn: () => T): Promise<T> {
     try {
-      return Promise.resolve(this.raw.transaction(fn)());
+      // BEGIN IMMEDIATE: with several processes on one file (workers), a deferred transaction that reads and then
+      // writes fails at once with SQLITE_BUSY when another process wrote in between; IMMEDIATE waits (busy_timeout).
+      return Promise.resolve(this.raw.transaction(fn).immediate());
     } catch (err) {
       return Promise.reject(storeError(what, err));
     }
