@@ -60,7 +60,7 @@ export interface RedisRateGateOptions {
   /**
    * Extra milliseconds each admitted request stays counted beyond the window, so a request admitted just after
    * the window rolls cannot reach the upstream before its predecessor's slot has expired there too
-   * (network jitter). Default 1% of the window, at most 250 ms.
+   * (network and event-loop jitter). Default 4% of the window, between 50 and 250 ms.
    */
   readonly marginMs?: number;
 }
@@ -91,7 +91,7 @@ export function createRedisRateGate(opts: RedisRateGateOptions): RateGate {
   const { budget, prefix, keyHash } = opts;
   if (!/^[A-Za-z0-9_-]+$/.test(keyHash)) throw new TypeError('keyHash must be a hash (letters, digits, _ and -)');
   const redis = withCommands(opts.redis);
-  const marginMs = opts.marginMs ?? Math.min(250, Math.ceil(budget.windowMs / 100));
+  const marginMs = opts.marginMs ?? Math.min(250, Math.max(50, Math.ceil(budget.windowMs / 25)));
   const base = `${prefix}:rate:${keyHash}`;
   const pauseKey = `${base}:pause`;
   const limits: Record<RequestKind, number> = { read: budget.reads, write: budget.writes };
