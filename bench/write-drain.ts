@@ -22,7 +22,7 @@ import { parkableGate } from '../src/writes/gate-parking.js';
 import { startWriteWorker } from '../src/writes/write-worker.js';
 
 const LIMIT = 20;
-const WINDOW_MS = Number(process.env.BENCH_WRITE_WINDOW_MS ?? 4000);
+const WINDOW_MS = Number(process.env.BENCH_WRITE_WINDOW_MS ?? 5000);
 const WRITES = 100;
 const TENANTS = 5;
 
@@ -151,11 +151,16 @@ async function run(redisUrl: string, tenants: number): Promise<{ drains: Drain[]
     const wallMs = Date.now() - started;
     return { drains: measured.map((t) => drainOf(sim, t.slug)), wallMs };
   } finally {
-    await worker.close();
-    await queue.close();
-    await app.close();
-    await redis.quit();
-    await sim.close();
+    // Every step runs even when one fails, so nothing is left reconnecting to a Redis that is gone.
+    for (const step of [
+      () => worker.close(),
+      () => queue.close(),
+      () => app.close(),
+      () => redis.quit(),
+      () => sim.close(),
+    ] as (() => Promise<unknown>)[]) {
+      await step().catch((err: unknown) => process.stderr.write(`write-drain cleanup: ${(err as Error).message}\n`));
+    }
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -40,6 +40,8 @@ export interface WriteProcessorDeps {
    * one tenant's backlog does not hold every worker slot (needs gates wrapped with `parkableGate`).
    */
   readonly parking?: { readonly afterMs: number; readonly retryInMs: number };
+  /** Whether writes of other tenants wait for a worker slot (parking a write only helps then). */
+  readonly othersWaiting?: (tenant: string) => Promise<boolean>;
   /** Aborts when the process shuts down: a job in flight is handed back. */
   readonly stopping: AbortSignal;
   readonly log: Logger;
@@ -203,7 +205,13 @@ export const applyWriteProcessor =
           data,
           { signal: run, priorUnknown },
         );
-      const outcome = deps.parking ? await withParking(deps.parking, apply) : await apply();
+      const { parking, othersWaiting } = deps;
+      const outcome = parking
+        ? await withParking(
+            { ...parking, ...(othersWaiting ? { worthIt: () => othersWaiting(data.tenant) } : {}) },
+            apply,
+          )
+        : await apply();
       await record(outcome.status, {
         attempts: attempt,
         resultId: outcome.resultId,

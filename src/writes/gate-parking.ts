@@ -15,16 +15,20 @@ export class GateParkedError extends UnderstudyError {
   }
 }
 
-interface Parking {
+export interface Parking {
+  /** How long a write may wait for its key's budget before parking is considered. */
   readonly afterMs: number;
+  /** How long a parked write stays out of the queue. */
   readonly retryInMs: number;
+  /** Whether parking would help, e.g. other tenants' writes wait for a slot; asked every `afterMs` of waiting. */
+  readonly worthIt?: () => Promise<boolean>;
 }
 
 const parking = new AsyncLocalStorage<Parking>();
 
 /**
- * Runs `fn` so that a write inside it that would wait longer than `afterMs` for its key's budget throws
- * `GateParkedError` instead (through gates wrapped with `parkableGate`). Waits of other calls are untouched.
+ * Runs `fn` so that a write inside it that has waited `afterMs` for its key's budget, when parking is `worthIt`,
+ * throws `GateParkedError` instead (through gates wrapped with `parkableGate`). Waits of other calls are untouched.
  */
 export const withParking = <T>(p: Parking, fn: () => Promise<T>): Promise<T> => parking.run(p, fn);
 
@@ -38,7 +42,24 @@ export function parkableGate(gate: RateGate): RateGate {
       const p = parking.getStore();
       if (!p || kind !== 'write') return gate.acquire(kind, opts);
       const park = new AbortController();
-      const timer = setTimeout(() => park.abort(new GateParkedError(p.afterMs, p.retryInMs)), p.afterMs);
+      let timer: NodeJS.Timeout | undefined;
+      let waited = 0;
+      const arm = () => {
+        timer = setTimeout(() => {
+          waited += p.afterMs;
+          const decide = p.worthIt ? p.worthIt() : Promise.resolve(true);
+          decide.then(
+            (yes) => {
+              if (yes) park.abort(new GateParkedError(waited, p.retryInMs));
+              else if (!park.signal.aborted && timer !== undefined) arm();
+            },
+            () => {
+              if (timer !== undefined) arm();
+            },
+          );
+        }, p.afterMs);
+      };
+      arm();
       try {
         return await gate.acquire(kind, { signal: AbortSignal.any([opts.signal, park.signal]) });
       } catch (err) {
@@ -46,6 +67,7 @@ export function parkableGate(gate: RateGate): RateGate {
         throw err;
       } finally {
         clearTimeout(timer);
+        timer = undefined;
       }
     },
     pause: (ms) => gate.pause(ms),

@@ -56,8 +56,8 @@ export interface WriteWorkerOptions {
   /** How long `close()` lets writes in flight finish before aborting them (they are handed back); default 3000 ms. */
   readonly graceMs?: number;
   /**
-   * Fairness between tenants: a write that waits longer than `afterMs` for its key's budget goes back to the queue
-   * for `retryInMs` and frees its slot. Works through gates wrapped with `parkableGate` (startConfiguredWriteWorker
+   * Fairness between tenants: a write that has waited `afterMs` for its key's budget while other tenants' writes
+   * wait for a slot goes back to the queue for `retryInMs` and frees its slot. Works through gates wrapped with `parkableGate` (startConfiguredWriteWorker
    * does). Default `{ afterMs: 5000, retryInMs: 1000 }`; null turns it off.
    */
   readonly parking?: { readonly afterMs: number; readonly retryInMs: number } | null;
@@ -149,6 +149,7 @@ export async function startWriteWorker(opts: WriteWorkerOptions): Promise<WriteW
     }
   };
 
+  let headOfQueue: { at: number; tenants: Promise<Set<string>> } | null = null;
   const processor = applyWriteProcessor({
     tenantFor: (slug) => tenants.get(slug)?.tenant ?? null,
     store: opts.app.store,
@@ -163,6 +164,18 @@ export async function startWriteWorker(opts: WriteWorkerOptions): Promise<WriteW
     backoff: { baseMs: opts.backoffMs ?? 1000, maxMs: opts.maxBackoffMs ?? 60_000 },
     orderRecheckMs: opts.orderRecheckMs ?? 2000,
     ...(opts.parking === null ? {} : { parking: opts.parking ?? { afterMs: 5000, retryInMs: 1000 } }),
+    othersWaiting: async (tenant) => {
+      // The head of the queue is what a freed slot would take next; read it at most once a second.
+      if (!headOfQueue || Date.now() - headOfQueue.at > 1000) {
+        const at = Date.now();
+        const tenants = queue
+          .getWaiting(0, 19)
+          .then((jobs) => new Set(jobs.map((j) => String((j?.data as { tenant?: unknown } | undefined)?.tenant))));
+        headOfQueue = { at, tenants };
+      }
+      const waiting = await headOfQueue.tenants;
+      return [...waiting].some((t) => t !== tenant);
+    },
     stopping,
     log,
     ...(opts.random ? { random: opts.random } : {}),
