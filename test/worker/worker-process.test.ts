@@ -40,7 +40,7 @@ describe('understudy worker (child processes)', () => {
     const bOut = collect(b);
     await vi.waitFor(async () => expect(await h.state(jobId)).toBe('completed'), { timeout: 45_000, interval: 100 });
     const job = await h.queue.getJob(jobId);
-    expect(job?.returnvalue.fetched).toBeLessThan(total);
+    expect((job?.returnvalue as { fetched: number } | undefined)?.fetched).toBeLessThan(total);
     expect(h.rows('event_instances')).toBe(total);
     b.kill('SIGTERM');
     const bResult = await bOut;
