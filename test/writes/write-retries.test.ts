@@ -1,5 +1,7 @@
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JsonObject } from '../../src/ids.js';
+import { openWritesQueue } from '../../src/queue/write-queue.js';
 import { jobIdFor } from '../../src/writes/write-job.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { type WriteHarness, writeHarness } from './write-harness.js';
@@ -203,6 +205,49 @@ describe('unknown outcomes', () => {
     expect(h.upstream('series').filter((d) => d.slug === 'second-go')).toHaveLength(1);
     expect(h.sim.controls.requestLog().filter((e) => e.method === 'POST')).toHaveLength(2);
     expect(h.logRow(jobId)).toMatchObject({ status: 'ok', attempts: 2, note: null });
+  });
+
+  it('counts a delete answered 404 after an unknown outcome as done', async () => {
+    const h = await writeHarness({ redisUrl: redis.url, proxy: true, mirror: ['event-instances'] });
+    const id = firstInstance(h);
+    h.proxy?.dropAfterApplying({ method: 'DELETE', path: '/event-instances/', count: 1 });
+    await h.startWorker();
+    const jobId = await h.queue.delete(h.slug, 'event-instances', id);
+    expect(await h.settled(jobId)).toBe('completed');
+    expect(statuses(h, 'DELETE', '/event-instances/')).toEqual([200, 404]);
+    expect(h.logRow(jobId)).toMatchObject({ status: 'ok', attempts: 2, note: 'already gone after unknown outcome' });
+    expect(h.mirrorDoc('event-instances', id)?.__deletedAt).toBeTruthy();
+  });
+
+  it('treats a write a dead worker was sending as an unknown outcome: looks before sending a create again', async () => {
+    const h = await writeHarness({ redisUrl: redis.url });
+    const made = await h.queue.create(h.slug, 'series', { title: 'Half sent', slug: 'half-sent' });
+    const fresh = await h.queue.create(h.slug, 'series', { title: 'Never sent', slug: 'never-sent' });
+    // As a worker killed mid-request leaves them: progress says an attempt was being sent.
+    const conn = new Redis(redis.url, { maxRetriesPerRequest: null });
+    const queue = openWritesQueue(conn, h.prefix);
+    try {
+      for (const j of [made, fresh]) await (await queue.getJob(j))?.updateProgress({ attempts: 1, sending: true });
+    } finally {
+      await queue.close();
+      await conn.quit();
+    }
+    await h.client.create(
+      'series',
+      { title: 'Half sent', slug: 'half-sent' },
+      {},
+      { signal: AbortSignal.timeout(5000) },
+    );
+    h.sim.controls.reset();
+    await h.startWorker({ concurrency: 1 });
+    expect(await h.settled(made)).toBe('completed');
+    expect(await h.settled(fresh)).toBe('completed');
+    expect(h.upstream('series').filter((d) => d.slug === 'half-sent')).toHaveLength(1);
+    expect(h.upstream('series').filter((d) => d.slug === 'never-sent')).toHaveLength(1);
+    const log = h.sim.controls.requestLog().map((e) => `${e.method} ${e.path.includes('where') ? 'lookup' : 'write'}`);
+    expect(log).toEqual(['GET lookup', 'GET lookup', 'POST write']);
+    expect(h.logRow(made)).toMatchObject({ status: 'ok', attempts: 2, note: 'found after unknown outcome' });
+    expect(h.logRow(fresh)).toMatchObject({ status: 'ok', attempts: 2, note: null });
   });
 
   it('fails a create with no natural key to look it up by rather than send it blindly', async () => {
