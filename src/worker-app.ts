@@ -156,7 +156,9 @@ export async function createWorkerApp(config: Config, opts: WorkerAppOptions): P
         () => queue.close(),
         () => app.close(),
         async () => {
-          await redis.quit().catch(() => redis.disconnect());
+          // QUIT would wait for a Redis that is down; only a ready connection says goodbye.
+          if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());
+          else redis.disconnect();
         },
       ];
       for (const step of steps) {
@@ -189,8 +191,17 @@ export async function createWorkerApp(config: Config, opts: WorkerAppOptions): P
     },
     async run(signal) {
       log.info({ redis: redactRedisUrl(url), prefix, concurrency, tenants: [...tenants.keys()] }, 'worker starting');
-      await checkEvictionPolicy(redis, log);
-      await reconcileSchedules(queue, schedulesFor(schedulesFrom.tenants), log, retry);
+      // Redis may be down at start: commands wait for it, but a stop request must not.
+      const stopped = new Promise<void>((resolve) => {
+        if (signal.aborted) resolve();
+        else signal.addEventListener('abort', () => resolve(), { once: true });
+      });
+      const startup = (async () => {
+        await checkEvictionPolicy(redis, log);
+        await reconcileSchedules(queue, schedulesFor(schedulesFrom.tenants), log, retry);
+      })();
+      startup.catch(() => {}); // awaited below, or abandoned when stopped first
+      await Promise.race([startup, stopped]);
       if (signal.aborted) return;
       const w = new Worker(
         SYNC_QUEUE,
@@ -215,10 +226,7 @@ export async function createWorkerApp(config: Config, opts: WorkerAppOptions): P
         ),
       );
       w.on('stalled', (jobId) => log.warn({ jobId }, 'job stalled: a worker died; it runs again'));
-      await new Promise<void>((resolve) => {
-        if (signal.aborted) resolve();
-        else signal.addEventListener('abort', () => resolve(), { once: true });
-      });
+      await stopped;
       log.info('stopping: letting active syncs commit their page');
       stopping.abort();
       const grace = setTimeout(() => hardStop.abort(), opts.graceMs ?? 7000);
