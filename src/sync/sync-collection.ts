@@ -23,6 +23,8 @@ export interface SyncDeps {
   readonly overlapMs?: number;
   /** Aborted when the process should stop gracefully: the page in flight is committed, then sync stops. */
   readonly stop?: AbortSignal;
+  /** Shared by every collection of one run in `sync_runs.run_id`; a fresh id per collection when absent. */
+  readonly runId?: string;
   /** Called after each committed page (progress display, metrics). */
   readonly onProgress?: (p: { collection: CollectionSlug; pages: number; fetched: number }) => void;
 }
@@ -345,7 +347,7 @@ export async function syncCollection(
     await deps.store.saveSyncState(key, { ...state, lastError: run.report.error });
   }
   await deps.store.recordRun({
-    runId: randomUUID(),
+    runId: deps.runId ?? randomUUID(),
     tenant: target.slug,
     collection,
     variant: variantsFor(target, collection)

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { UnderstudyError } from '../errors.js';
 import { COLLECTIONS, type CollectionSlug } from '../partners/collections.js';
 import { discoverRoutes, type ReadRoutes } from './discover-routes.js';
@@ -41,9 +42,10 @@ export async function syncTenant(
   log.debug({ source: routes.source, list: [...routes.list], get: [...routes.get] }, 'routes discovered');
   const wanted = target.collections && target.collections.length > 0 ? target.collections : COLLECTIONS;
   const report: TenantReport = { slug: target.slug, collections: [] };
+  const run = { ...deps, runId: deps.runId ?? randomUUID() };
   for (const c of syncOrder(wanted, routes)) {
     if (signal.aborted || deps.stop?.aborted) throw new UnderstudyError('US_ABORTED', 'sync stopped');
-    report.collections.push(await syncCollection(deps, target, c, mode, routes, signal));
+    report.collections.push(await syncCollection(run, target, c, mode, routes, signal));
   }
   // Report in the order the user knows them, not the order they ran in.
   report.collections.sort((a, b) => wanted.indexOf(a.name) - wanted.indexOf(b.name));
