@@ -238,9 +238,9 @@ export function createHttpPartnersClient(opts: HttpClientOptions): PartnersClien
     }
     report(status);
     const t = now();
-    const resetMs = rateLimitResetMs(resHeaders, t, status);
-    // The key's budget is spent for everyone using it: hold the gate rather than this one call.
-    if (resetMs !== undefined && status !== 429) await gate.pause(Math.min(resetMs, maxDelayMs));
+    // `RateLimit-Remaining: 0` on a success is not acted on: the gate paces this key by the same budget and
+    // window, and pausing for the upstream's rounded-up reset would idle every process once the window is full.
+    // On a 429, `Retry-After` (or `RateLimit-Reset`) pauses the whole key below.
     if (status >= 200 && status < 300) {
       let json: unknown;
       if (text.trim() === '') {
@@ -268,7 +268,8 @@ export function createHttpPartnersClient(opts: HttpClientOptions): PartnersClien
     } catch {
       body = undefined;
     }
-    const hintMs = retryAfterMs(resHeaders, t) ?? resetMs;
+    const hintMs =
+      retryAfterMs(resHeaders, t) ?? (status === 429 ? rateLimitResetMs(resHeaders, t, status) : undefined);
     const error = new UpstreamError(method, route, status, scrub(upstreamMessage(body)), {
       ...(hintMs === undefined ? {} : { retryAfterMs: hintMs }),
     });
