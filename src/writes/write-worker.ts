@@ -187,7 +187,8 @@ export async function startWriteWorker(opts: WriteWorkerOptions): Promise<WriteW
     autorun: true,
   });
   worker.on('error', (err) => log.warn({ err: describeError(err) }, 'write worker error'));
-  await worker.waitUntilReady();
+  // Not awaited: with Redis down at start the worker keeps reconnecting in the background, and the process must
+  // still answer SIGTERM. BullMQ takes jobs once connected, including those queued before.
   log.info({ tenants: [...tenants.keys()], concurrency: opts.concurrency ?? 8 }, 'write worker started');
 
   let closing: Promise<void> | null = null;

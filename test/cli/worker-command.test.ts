@@ -1,0 +1,43 @@
+import { writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { describe, expect, it, vi } from 'vitest';
+import { collect, spawnCli } from '../helpers/run-cli.js';
+import { tempDir } from '../helpers/sync-harness.js';
+
+/** A loopback port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const s = createServer().listen(0, '127.0.0.1');
+  await new Promise((r) => s.once('listening', r));
+  const port = (s.address() as { port: number }).port;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+describe('understudy worker (CLI)', () => {
+  it('exits 0 on SIGTERM even while Redis is unreachable at start', async () => {
+    const dir = tempDir();
+    const cfg = join(dir, 'c.json');
+    writeFileSync(
+      cfg,
+      JSON.stringify({
+        baseUrl: 'http://127.0.0.1:9',
+        database: join(dir, 'w.db'),
+        tenants: [{ slug: 'a', apiKeyEnv: 'K' }],
+      }),
+    );
+    const child = spawnCli(['worker', '--config', cfg], {
+      env: { K: 'some-key-some-key-some-key', REDIS_URL: `redis://127.0.0.1:${await closedPort()}` },
+    });
+    const done = collect(child);
+    let err = '';
+    child.stderr?.on('data', (d: Buffer) => {
+      err += d.toString();
+    });
+    await vi.waitFor(() => expect(err).toMatch(/ECONNREFUSED/), { timeout: 15_000 });
+    child.kill('SIGTERM');
+    const r = await done;
+    expect(r.code).toBe(0);
+    expect(r.stderr + r.stdout).not.toContain('some-key-some-key');
+  });
+});
