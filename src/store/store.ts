@@ -48,7 +48,7 @@ export interface SyncRunRow {
   readonly mode: 'full' | 'incremental';
   readonly startedAt: string;
   readonly finishedAt: string;
-  readonly status: 'ok' | 'failed' | 'skipped';
+  readonly status: 'ok' | 'failed' | 'skipped' | 'stopped';
   readonly fetched: number;
   readonly inserted: number;
   readonly updated: number;

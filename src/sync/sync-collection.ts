@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describeError, UnderstudyError, UpstreamError } from '../errors.js';
 import { type RecordId, recordId, type TenantSlug } from '../ids.js';
 import type { Logger } from '../log.js';
-import { type CollectionSlug, THEME_SCHEMA_COLLECTIONS, VERSIONED } from '../partners/collections.js';
+import { COLLECTIONS, type CollectionSlug, THEME_SCHEMA_COLLECTIONS, VERSIONED } from '../partners/collections.js';
 import { hasMore } from '../partners/list-envelope.js';
 import type { CallOptions, ListQuery, PartnersClient, ReadQuery, UpstreamDoc } from '../partners/partners-client.js';
 import { type Position, PUBLISHED, type Store, type SyncKey, type SyncState, type Variant } from '../store/store.js';
@@ -246,21 +246,43 @@ async function syncEmbedded(run: Run, spec: VariantSpec, mode: SyncMode, from: C
   const { store, client } = run.deps;
   const key = run.key(spec.variant);
   const state = await store.getSyncState(key);
-  if (mode === 'incremental' && state.cursor !== null && (await store.liveIds(key)).size > 0) return;
+  if (mode === 'incremental' && state.cursor !== null && (await store.liveIds(key)).size > 0) {
+    await store.saveSyncState(key, { ...state, lastSuccessAt: run.now(), lastError: null });
+    return;
+  }
   const edges = edgesTo(run.collection).filter((e) => e.from === from);
+  const fields = edges.map((e) => e.path[0] as string);
   const limit = run.deps.pageSize ?? DEFAULT_PAGE_SIZE;
+  const keyField = keyFieldFor(from);
   const runId = randomUUID();
   const running: SyncState = { ...state, full: { runId, after: null } };
-  const select = Object.fromEntries(edges.map((e) => [e.path[0] as string, true]));
-  for (let pageNo = 1; ; pageNo++) {
+  // Only the embedding fields, populated one level, every joined record (`limit: 0`: Payload caps joins at 10).
+  const select = Object.fromEntries(fields.map((f) => [f, true]));
+  const joins = Object.fromEntries(fields.map((f) => [f, { limit: 0 }]));
+  let after: Position | null = null;
+  for (;;) {
     run.checkStop();
+    // Keyset paging over the parents, as for listed collections: parents created, edited or deleted mid-run
+    // cannot shift the others across a page boundary.
     const page = await client.listPage(
-      { ...spec.query, collection: from, limit, page: pageNo, sort: 'id', depth: 1, select },
+      {
+        ...spec.query,
+        collection: from,
+        limit,
+        page: 1,
+        sort: `updatedAt,${keyField}`,
+        depth: 1,
+        select: { ...select, updatedAt: true },
+        joins,
+        ...(after ? { where: afterWhere(after, keyField) } : {}),
+      },
       run.opts,
     );
     const found = new Map<string, UpstreamDoc>();
-    for (const doc of page.docs)
+    for (const doc of page.docs) {
       for (const edge of edges) for (const d of populatedDocs(doc, edge)) found.set(refId(d) as string, d);
+      after = laterOf(after, positionOf(doc, keyField, run.route()));
+    }
     if (found.size > 0) run.counted(await store.applyPage(key, [...found.values()], running, runId), found.size);
     if (page.docs.length === 0 || !hasMore(page, limit)) break;
   }
@@ -294,15 +316,41 @@ export type Reach =
   | { readonly how: 'none'; readonly reason: string };
 
 export function reachOf(c: CollectionSlug, routes: ReadRoutes): Reach {
-  if (routes.list.has(c)) return { how: 'list' };
-  const edges = edgesTo(c);
-  if (routes.get.has(c) && edges.length > 0) return { how: 'get' };
-  const from = edges.find((e) => routes.list.has(e.from));
-  if (from) return { how: 'embedded', from: from.from };
-  const why = routes.get.has(c)
-    ? 'no list route, and no mirrored collection references it'
-    : 'no list or get route, and no listable collection embeds it';
-  return { how: 'none', reason: why };
+  return reachability(routes).get(c) ?? { how: 'none', reason: 'unknown collection' };
+}
+
+/**
+ * How every collection is reached. Listed ones directly; one with a get route when a collection that is itself
+ * reached references it (so ids can be found); one with no read route when a listed collection embeds it.
+ */
+export function reachability(routes: ReadRoutes): Map<CollectionSlug, Reach> {
+  const reach = new Map<CollectionSlug, Reach>();
+  for (const c of COLLECTIONS) if (routes.list.has(c)) reach.set(c, { how: 'list' });
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const c of COLLECTIONS) {
+      if (reach.has(c)) continue;
+      const edges = edgesTo(c).filter((e) => e.from !== c);
+      if (routes.get.has(c) && edges.some((e) => reach.has(e.from))) {
+        reach.set(c, { how: 'get' });
+        grew = true;
+      } else {
+        const from = edges.find((e) => routes.list.has(e.from));
+        if (from) {
+          reach.set(c, { how: 'embedded', from: from.from });
+          grew = true;
+        }
+      }
+    }
+  }
+  for (const c of COLLECTIONS) {
+    if (reach.has(c)) continue;
+    const reason = routes.get.has(c)
+      ? 'no list route, and no reachable collection references its records'
+      : 'no list or get route, and no listable collection embeds its records';
+    reach.set(c, { how: 'none', reason });
+  }
+  return reach;
 }
 
 /**
@@ -338,13 +386,17 @@ export async function syncCollection(
     }
   }
   run.report.ms = Date.now() - started;
-  const code = failure instanceof UnderstudyError ? failure.code : failure ? 'US_INTERNAL' : null;
+  // A graceful stop is not a failure: committed pages stay, the next run resumes, and status shows no error.
+  const stopped = failure instanceof UnderstudyError && failure.code === 'US_ABORTED';
+  const code = failure instanceof UnderstudyError ? failure.code : undefined;
   if (failure) {
     run.report.error = describeError(failure);
     if (code) run.report.errorCode = code;
+  }
+  if (failure && !stopped) {
     const key = run.key(PUBLISHED);
     const state = await deps.store.getSyncState(key);
-    await deps.store.saveSyncState(key, { ...state, lastError: run.report.error });
+    await deps.store.saveSyncState(key, { ...state, lastError: run.report.error ?? null });
   }
   await deps.store.recordRun({
     runId: deps.runId ?? randomUUID(),
@@ -356,7 +408,7 @@ export async function syncCollection(
     mode,
     startedAt,
     finishedAt: run.now(),
-    status: failure ? 'failed' : reach.how === 'none' ? 'skipped' : 'ok',
+    status: stopped ? 'stopped' : failure ? 'failed' : reach.how === 'none' ? 'skipped' : 'ok',
     fetched: run.report.fetched,
     inserted: run.report.inserted,
     updated: run.report.updated,
@@ -367,7 +419,8 @@ export async function syncCollection(
     error: run.report.error ?? run.report.skipped ?? null,
   });
   const { errorCode: _omit, ...outcome } = run.report;
-  if (failure) log.error({ ...outcome, code }, 'sync failed');
+  if (stopped) log.info(outcome, 'sync stopped');
+  else if (failure) log.error({ ...outcome, code }, 'sync failed');
   else log.info(outcome, reach.how === 'none' ? 'sync skipped' : 'sync finished');
   if (failure instanceof UnderstudyError && (failure.code === 'US_AUTH' || failure.code === 'US_ABORTED'))
     throw failure;

@@ -4,7 +4,7 @@ import { COLLECTIONS, type CollectionSlug } from '../partners/collections.js';
 import { discoverRoutes, type ReadRoutes } from './discover-routes.js';
 import {
   type CollectionReport,
-  reachOf,
+  reachability,
   type SyncDeps,
   type SyncMode,
   syncCollection,
@@ -16,14 +16,16 @@ export interface TenantReport {
   collections: CollectionReport[];
 }
 
-const REACH_ORDER = { list: 0, get: 1, embedded: 2, none: 3 } as const;
+const REACH_ORDER = { list: 0, embedded: 1, get: 2, none: 3 } as const;
 
 /**
- * The order collections sync in: listable ones first, since collections reached by reference need the
- * mirrored records that point at them; then those fetched by id; then those taken populated from others.
+ * The order collections sync in: listable ones first, then those taken populated from them, then those fetched by
+ * id, which need every mirrored record that may point at them.
  */
 export function syncOrder(collections: readonly CollectionSlug[], routes: ReadRoutes): CollectionSlug[] {
-  return [...collections].sort((a, b) => REACH_ORDER[reachOf(a, routes).how] - REACH_ORDER[reachOf(b, routes).how]);
+  const reach = reachability(routes);
+  const rank = (c: CollectionSlug) => REACH_ORDER[reach.get(c)?.how ?? 'none'];
+  return [...collections].sort((a, b) => rank(a) - rank(b));
 }
 
 /**

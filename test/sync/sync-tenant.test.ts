@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { UnderstudyError } from '../../src/errors.js';
+import { recordId } from '../../src/ids.js';
 import { tableFor } from '../../src/partners/collections.js';
 import { discoverRoutes } from '../../src/sync/discover-routes.js';
 import { syncCollection } from '../../src/sync/sync-collection.js';
@@ -28,7 +29,12 @@ describe('syncTenant against the simulator (full route set)', () => {
     for (const c of report.collections) {
       expect(c.error, `${c.name}: ${c.error}`).toBeUndefined();
       expect(c.skipped).toBeUndefined();
-      expect(liveRows(h, c.name).map((r) => r.id).sort(), c.name).toEqual(upstreamIds(h, c.name));
+      expect(
+        liveRows(h, c.name)
+          .map((r) => r.id)
+          .sort(),
+        c.name,
+      ).toEqual(upstreamIds(h, c.name));
       expect(c.inserted).toBe(h.upstream(c.name).length);
     }
     const schema = await h.store.getThemeSchema(h.target.slug, 'events');
@@ -63,7 +69,12 @@ describe('syncTenant against the simulator (full route set)', () => {
     const h = await syncHarness({ routes: 'full', maxLimit: 4, records: 20 });
     await syncCollection(h.deps(), h.target, 'series', 'full', await routes(h), signal());
     const m = h.sim.controls.mutate({ tenant: h.tenant.slug, collection: 'series', edits: 11, sameUpdatedAt: true });
-    const shared = new Set(h.upstream('series').filter((d) => m.edited.includes(String(d.id))).map((d) => d.updatedAt));
+    const shared = new Set(
+      h
+        .upstream('series')
+        .filter((d) => m.edited.includes(String(d.id)))
+        .map((d) => d.updatedAt),
+    );
     expect(shared.size).toBe(1);
     const inc = await syncCollection(h.deps(), h.target, 'series', 'incremental', await routes(h), signal());
     expect(inc.updated).toBe(11);
@@ -92,7 +103,8 @@ describe('syncTenant against the simulator (full route set)', () => {
     expect(lists).toBeGreaterThan(3);
     // Everything upstream now is mirrored at its current version, in the same run.
     const mirrored = new Map(liveRows(h, 'event-instances').map((x) => [x.id, Date.parse(x.updated_at)]));
-    for (const d of h.upstream('event-instances')) expect(mirrored.get(String(d.id)), String(d.id)).toBe(Date.parse(String(d.updatedAt)));
+    for (const d of h.upstream('event-instances'))
+      expect(mirrored.get(String(d.id)), String(d.id)).toBe(Date.parse(String(d.updatedAt)));
     // Deletions of records already seen are reconciled by the next full run.
     await syncCollection(h.deps(), h.target, 'event-instances', 'full', r, signal());
     expect(liveRows(h, 'event-instances').map((x) => x.id)).toEqual(upstreamIds(h, 'event-instances'));
@@ -131,7 +143,10 @@ describe('syncTenant against the simulator (full route set)', () => {
     const second = await syncCollection(h.deps(), h.target, 'event-instances', 'full', r, signal());
     const n = h.upstream('event-instances').length;
     expect(second.fetched).toBe(n - 15);
-    const resumed = h.sim.controls.requestLog().slice(log).filter((x) => x.path.includes('event-instances'));
+    const resumed = h.sim.controls
+      .requestLog()
+      .slice(log)
+      .filter((x) => x.path.includes('event-instances'));
     expect(resumed[0]?.path).toMatch(/where/);
     expect(liveRows(h, 'event-instances').map((x) => x.id)).toEqual(upstreamIds(h, 'event-instances'));
   });
@@ -150,7 +165,10 @@ describe('syncTenant against the simulator (full route set)', () => {
     const err = await syncTenant(h.deps({ client: bad }), h.target, 'full', signal()).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UnderstudyError);
     expect((err as UnderstudyError).code).toBe('US_AUTH');
-    const data = h.sim.controls.requestLog().slice(before).filter((x) => !x.path.endsWith('/openapi'));
+    const data = h.sim.controls
+      .requestLog()
+      .slice(before)
+      .filter((x) => !x.path.endsWith('/openapi'));
     expect(data).toHaveLength(1);
     expect(String(err)).not.toContain('not-the-key');
   });
@@ -158,7 +176,12 @@ describe('syncTenant against the simulator (full route set)', () => {
   it('retries a burst of 503s and a 429 and still mirrors everything', async () => {
     const h = await syncHarness({ routes: 'full' });
     h.sim.controls.injectFaults({ kind: 'status', status: 503, count: 2, match: { path: '/series' } });
-    h.sim.controls.injectFaults({ kind: 'rate-limit', count: 1, retryAfterSeconds: 1, match: { path: '/organizations' } });
+    h.sim.controls.injectFaults({
+      kind: 'rate-limit',
+      count: 1,
+      retryAfterSeconds: 1,
+      match: { path: '/organizations' },
+    });
     const r = await routes(h);
     const s = await syncCollection(h.deps(), h.target, 'series', 'full', r, signal());
     const o = await syncCollection(h.deps(), h.target, 'organizations', 'full', r, signal());
@@ -186,7 +209,14 @@ describe('syncTenant against the simulator (full route set)', () => {
 
   it('mirrors drafts and extra locales apart from published rows when asked', async () => {
     const h = await syncHarness({ routes: 'full' });
-    await syncCollection(h.deps(), { ...h.target, drafts: true, locales: ['fr'] }, 'series', 'full', await routes(h), signal());
+    await syncCollection(
+      h.deps(),
+      { ...h.target, drafts: true, locales: ['fr'] },
+      'series',
+      'full',
+      await routes(h),
+      signal(),
+    );
     const variants = h.query<{ variant: string; n: number }>(
       "SELECT variant, count(*) AS n FROM doc_variants WHERE collection = 'series' GROUP BY variant ORDER BY variant",
     );
@@ -199,18 +229,50 @@ describe('syncTenant against the simulator (full route set)', () => {
 
 describe('syncTenant with the documented route set', () => {
   it('reaches unlisted collections by reference or embedding and names what it cannot reach', async () => {
-    const h = await syncHarness({ routes: 'documented' });
+    const h = await syncHarness({ routes: 'documented', records: 20 });
+    // One event with 14 performances: more than the 10 a join returns unless asked for all.
+    const [first, ...rest] = h.upstream('event-instances');
+    for (const ei of rest.slice(0, 13))
+      await h.client.update(
+        'event-instances',
+        recordId(String(ei.id)),
+        'PATCH',
+        { event: first?.event ?? null },
+        {},
+        {
+          signal: signal(),
+        },
+      );
+    expect(h.upstream('event-instances').filter((d) => d.event === first?.event).length).toBeGreaterThanOrEqual(14);
     const report = await syncTenant(h.deps(), h.target, 'full', signal());
     const by = new Map(report.collections.map((c) => [c.name, c]));
     for (const c of ['series', 'organizations', 'events', 'media'] as const) {
-      expect(liveRows(h, c).map((r) => r.id).sort(), c).toEqual(upstreamIds(h, c));
+      expect(
+        liveRows(h, c)
+          .map((r) => r.id)
+          .sort(),
+        c,
+      ).toEqual(upstreamIds(h, c));
     }
-    // Venues have a get route and event instances reference them.
+    // Venues and seasons have a get route and mirrored events point at them: every one referenced is mirrored.
+    const referenced = (field: string) => new Set(h.upstream('events').map((e) => String(e[field])));
     expect(by.get('venues')?.skipped).toBeUndefined();
-    expect(liveRows(h, 'venues').length).toBeGreaterThan(0);
-    // Event instances have no read route; they come populated inside events or series.
+    expect(
+      liveRows(h, 'seasons')
+        .map((r) => r.id)
+        .sort(),
+    ).toEqual([...referenced('season')].sort());
+    for (const id of referenced('venue')) expect(liveRows(h, 'venues').map((r) => r.id)).toContain(id);
+    // Event instances have no read route; they come populated inside events, all of them (joins are not capped).
     expect(by.get('event-instances')?.skipped).toBeUndefined();
-    expect(liveRows(h, 'event-instances').length).toBeGreaterThan(0);
+    expect(
+      liveRows(h, 'event-instances')
+        .map((r) => r.id)
+        .sort(),
+    ).toEqual(upstreamIds(h, 'event-instances'));
+    // Pages and posts have get routes, but nothing reachable references them: reported, not silently empty.
+    expect(by.get('pages')?.skipped).toMatch(/references/);
+    expect(by.get('posts')?.skipped).toMatch(/references/);
     for (const c of report.collections) if (c.skipped) expect(c.skipped).toMatch(/route/);
     expect(by.get('custom-attributes')?.skipped).toBeTruthy();
   });
