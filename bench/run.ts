@@ -3,23 +3,42 @@
  * Each bench module default-exports `() => Promise<string>` returning a markdown section. Ratios that matter are
  * measured within one bench, in the same run, because these machines are noisy.
  */
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
 const BENCHES = ['sim-list', 'ingest', 'sync-requests', 'sync-memory', 'shared-budget', 'write-drain'] as const;
 const only = process.argv.slice(2);
 
+const out = fileURLToPath(new URL('../../docs/benchmarks.md', import.meta.url));
+// Each section is kept between markers, so running a subset (`npm run bench -- ingest`) replaces only its own.
+const marker = (name: string) => `<!-- bench:${name} -->`;
+const previous = existsSync(out) ? readFileSync(out, 'utf8') : '';
+const kept = (name: string): string | undefined => {
+  const start = previous.indexOf(marker(name));
+  if (start < 0) return undefined;
+  const end = previous.indexOf('<!-- bench:', start + marker(name).length);
+  return previous.slice(start + marker(name).length, end < 0 ? undefined : end).trim();
+};
+
 const sections: string[] = [];
 for (const name of BENCHES) {
-  if (only.length > 0 && !only.includes(name)) continue;
+  if (only.length > 0 && !only.includes(name)) {
+    const old = kept(name);
+    if (old) sections.push(`${marker(name)}\n${old}`);
+    continue;
+  }
   process.stderr.write(`bench ${name}...\n`);
   const started = Date.now();
   try {
     const mod = (await import(`./${name}.js`)) as { default: () => Promise<string> };
-    sections.push(`${(await mod.default()).trim()}\n\n_${name} took ${((Date.now() - started) / 1000).toFixed(1)} s._`);
+    const section = (await mod.default()).trim();
+    const took = ((Date.now() - started) / 1000).toFixed(1);
+    sections.push(
+      `${marker(name)}\n${section}\n\n_${name} took ${took} s on ${new Date().toISOString().slice(0, 10)}._`,
+    );
   } catch (err) {
-    sections.push(`## ${name}\n\nNot run: ${(err as Error).message}`);
+    sections.push(`${marker(name)}\n## ${name}\n\nNot run: ${(err as Error).message}`);
   }
 }
 
@@ -30,6 +49,5 @@ Written by \`npm run bench\` (bench/run.ts) on ${new Date().toISOString().slice(
 Machine: ${cpus().length} × ${cpu}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB RAM, Node ${process.version}, ${process.platform}/${process.arch}.
 Targets from the issues are checked as ratios measured in the same run; absolute figures are indicative only.
 `;
-const out = fileURLToPath(new URL('../../docs/benchmarks.md', import.meta.url));
 writeFileSync(out, `${header}\n${sections.join('\n\n')}\n`);
 process.stdout.write(`${header}\n${sections.join('\n\n')}\n`);

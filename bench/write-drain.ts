@@ -26,7 +26,7 @@ import { startWriteWorker } from '../src/writes/write-worker.js';
 const LIMIT = 20;
 const WINDOW_MS = Number(process.env.BENCH_WRITE_WINDOW_MS ?? 5000);
 const WRITES = 100;
-const GATE_MARGIN_MS = 50;
+const GATE_MARGIN_MS = 150;
 const TENANTS = 5;
 
 const freePort = async (): Promise<number> => {

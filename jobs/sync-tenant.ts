@@ -1,4 +1,5 @@
 import { type Job, UnrecoverableError } from 'bullmq';
+import { isUnderstudyError } from '../src/errors.js';
 import { tenantSlug } from '../src/ids.js';
 import type { Logger } from '../src/log.js';
 import { type CollectionSlug, isCollectionSlug } from '../src/partners/collections.js';
@@ -41,7 +42,14 @@ export const syncTenantProcessor =
   (deps: TenantProcessorDeps) =>
   async (job: Job, _token?: string, signal?: AbortSignal): Promise<TenantJobResult> => {
     const data = parseTenantJobData(job.data);
-    const configured = await deps.collectionsOf(data.tenant, signal ?? new AbortController().signal);
+    let configured: readonly CollectionSlug[] | null;
+    try {
+      configured = await deps.collectionsOf(data.tenant, signal ?? new AbortController().signal);
+    } catch (err) {
+      // Route discovery may already meet a refused key: that fails the job at once, like a collection job.
+      if (isUnderstudyError(err) && err.code === 'US_AUTH') throw new UnrecoverableError(`key refused: ${err.message}`);
+      throw err;
+    }
     if (!configured) throw new UnrecoverableError(`tenant "${data.tenant}" is not in the config`);
     const collections = data.collections ?? configured;
     const jobs: { collection: CollectionSlug; jobId: string }[] = [];

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { type Job, Worker } from 'bullmq';
+import { type Job, UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { type CollectionOutcome, syncCollectionProcessor } from '../../jobs/sync-collection.js';
 import { syncTenantProcessor } from '../../jobs/sync-tenant.js';
 import type { TenantConfig } from '../../src/config/config-schema.js';
-import { UnderstudyError } from '../../src/errors.js';
+import { UnderstudyError, UpstreamError } from '../../src/errors.js';
 import { tenantSlug } from '../../src/ids.js';
 import { createLogger } from '../../src/log.js';
 import { addCollectionJob, openSyncQueue, SYNC_QUEUE, type SyncQueue } from '../../src/queue/queues.js';
@@ -166,6 +166,20 @@ describe('sync queue', () => {
     await expect(fanOut({ id: '3', data: { tenant: 'gone', mode: 'full' } } as Job)).rejects.toThrow(
       /not in the config/,
     );
+  });
+
+  it('fails a tenant job at once when route discovery meets a refused key', async () => {
+    const queue = queueFor(`t-${randomUUID()}`);
+    const fanOut = syncTenantProcessor({
+      queue,
+      collectionsOf: () => {
+        throw new UpstreamError('GET', '/partners/{version}/{tenant}/series', 401, 'Valid API key required');
+      },
+      log,
+    });
+    const err = await fanOut({ id: '1', data: { tenant, mode: 'full' } } as Job).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UnrecoverableError);
+    expect(String(err)).toMatch(/key refused: .*401/);
   });
 
   it('fires each schedule tick exactly once with three workers running', async () => {
