@@ -87,10 +87,10 @@ export const syncCollectionProcessor =
     const run = cancel.length > 0 ? AbortSignal.any(cancel) : new AbortController().signal;
     try {
       const outcome = await deps.runCollection(data, { signal: run, stop: deps.stopping });
-      if (deps.stopping.aborted) return await requeue(job, token, log);
       // The sync core reports non-fatal failures on the collection; the queue retries them with backoff.
       if (outcome.error) throw new Error(outcome.error);
-      log.info(
+      // The sync core already logged the run's one outcome line; this is the job's view of it.
+      log.debug(
         {
           status: outcome.skipped ? 'skipped' : 'ok',
           fetched: outcome.fetched,

@@ -5,6 +5,7 @@ import { describeError } from '../errors.js';
 import { openSyncQueue, SYNC_QUEUE } from '../queue/queues.js';
 import { redactRedisUrl, redisSettings, shortLivedRedis } from '../queue/redis-settings.js';
 import { nextRuns } from '../queue/schedules.js';
+import { openWritesQueue, WRITES_QUEUE } from '../queue/write-queue.js';
 import { openSqliteStore } from '../store/sqlite-store.js';
 import type { MirrorStatus } from '../store/store.js';
 import { databasePath } from '../worker-app.js';
@@ -78,17 +79,25 @@ export async function collectStatus(opts: {
   try {
     const conn = await shortLivedRedis(url, 2000, { enableOfflineQueue: true, maxRetriesPerRequest: 1 });
     const queue = openSyncQueue(conn, prefix);
+    const writes = openWritesQueue(conn, prefix);
     queue.on('error', () => {});
+    writes.on('error', () => {});
     try {
-      const counts = await queue.getJobCounts(...COUNTS);
-      queues.push({
-        name: SYNC_QUEUE,
-        ...Object.fromEntries(COUNTS.map((c) => [c, counts[c] ?? 0])),
-      } as StatusReport['queues'][number]);
+      for (const [name, q] of [
+        [SYNC_QUEUE, queue],
+        [WRITES_QUEUE, writes],
+      ] as const) {
+        const counts = await q.getJobCounts(...COUNTS);
+        queues.push({
+          name,
+          ...Object.fromEntries(COUNTS.map((c) => [c, counts[c] ?? 0])),
+        } as StatusReport['queues'][number]);
+      }
       schedules = await nextRuns(queue);
       redis = { ok: true, url: redactRedisUrl(url), prefix };
     } finally {
       await queue.close().catch(() => {});
+      await writes.close().catch(() => {});
       await conn.quit().catch(() => conn.disconnect());
     }
   } catch (err) {

@@ -69,6 +69,10 @@ export async function workerCommand(argv: string[]): Promise<number> {
       wrapGate: (gate) => instrumentGate(gate, metrics),
     });
     instrumentWriteWorker(_writes.writes.worker, metrics);
+    // On SIGTERM, writes drain at the same time as syncs rather than after them, so both fit in the 10 s budget.
+    // Not awaited here: disposal below awaits the same (memoized) close.
+    const drainWrites = () => void _writes.close().catch((err: unknown) => log.warn({ err }, 'closing writes failed'));
+    stop.signal.addEventListener('abort', drainWrites, { once: true });
     // Operations (issue 6): SIGHUP reload, and the HTTP endpoints with --http; closed before the workers.
     await using _ops = await startWorkerOps({
       ...(values.http !== undefined ? { port: Number(values.http) } : {}),

@@ -118,7 +118,9 @@ export async function createWriteQueue(opts: WriteQueueOptions = {}): Promise<Wr
   const prefix = opts.prefix ?? DEFAULT_PREFIX;
   const owned = opts.connection
     ? null
-    : new Redis(opts.redisUrl ?? DEFAULT_REDIS_URL, { maxRetriesPerRequest: null, lazyConnect: false });
+    : // A few reconnection attempts per command, then it fails: an app enqueuing while Redis is down gets an
+      // error within seconds instead of a promise that never settles.
+      new Redis(opts.redisUrl ?? DEFAULT_REDIS_URL, { maxRetriesPerRequest: 3, lazyConnect: false });
   owned?.on('error', () => {
     // Connection errors surface on the commands that need Redis; ioredis reconnects by itself.
   });

@@ -67,6 +67,7 @@ describe.skipIf(shared)(`Redis going away (${shared ? SHARED_REDIS_REASON : 'own
     expect(report.redis).toMatchObject({ ok: true, prefix: h.prefix });
     // The enqueued job, and the incremental scheduler's first tick (an `every` scheduler fires at once).
     expect(report.queues[0]).toMatchObject({ name: 'sync', waiting: 2, active: 0, failed: 0 });
+    expect(report.queues[1]).toMatchObject({ name: 'writes', waiting: 0, failed: 0 });
     const tenant = report.tenants.find((t: { slug: string }) => t.slug === h.tenant.slug);
     expect(tenant.nextRun.incremental).toMatch(/^\d{4}-/);
     expect(tenant.nextRun.full).toMatch(/T03:00:00/);
