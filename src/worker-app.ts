@@ -4,6 +4,7 @@ import { type CollectionOutcome, syncCollectionProcessor } from '../jobs/sync-co
 import { syncTenantProcessor } from '../jobs/sync-tenant.js';
 import { createApp } from './app.js';
 import type { Config } from './config/config-schema.js';
+import { databasePath } from './config/database-path.js';
 import { type ResolvedTenant, resolveTenants } from './config/resolve-tenants.js';
 import type { Logger } from './log.js';
 import { instrumentGate } from './ops/instrument-gate.js';
@@ -44,10 +45,6 @@ export interface WorkerApp extends AsyncDisposable {
 }
 
 const ROUTES_TTL_MS = 10 * 60_000;
-
-/** The database file: config `database`, else `UNDERSTUDY_DB`, else ./data/understudy.db. */
-export const databasePath = (config: Pick<Config, 'database'>, env: NodeJS.ProcessEnv): string =>
-  config.database ?? env.UNDERSTUDY_DB ?? './data/understudy.db';
 
 /**
  * The queue side's composition root: Redis connections, the Redis-backed rate gates (one per key hash),

@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { databasePath } from '../config/database-path.js';
 import { loadConfigFile } from '../config/load-config.js';
 import { UsageError } from '../errors.js';
 import { backupDatabase } from '../ops/backup.js';
@@ -35,11 +36,7 @@ export async function backupCommand(argv: string[], env: NodeJS.ProcessEnv = pro
   if (!dest) throw new UsageError('backup needs the FILE to write');
   if (extra.length > 0) throw new UsageError(`unexpected argument ${extra[0]}`);
   if (values.db && values.config) throw new UsageError('give --db or --config, not both');
-  const source =
-    values.db ??
-    (values.config ? loadConfigFile(values.config).database : undefined) ??
-    env.UNDERSTUDY_DB ??
-    './data/understudy.db';
+  const source = databasePath(values.config ? loadConfigFile(values.config) : null, env, values.db);
   const result = await backupDatabase(source, dest, { force: values.force ?? false });
   if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
   else process.stdout.write(`${resolve(result.path)}\t${result.bytes} bytes\n`);

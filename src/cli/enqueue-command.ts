@@ -1,9 +1,9 @@
 import { text } from 'node:stream/consumers';
+import { databasePath } from '../config/database-path.js';
 import { loadConfigFile } from '../config/load-config.js';
 import { ConfigError, UsageError } from '../errors.js';
 import { redisSettings, shortLivedRedis } from '../queue/redis-settings.js';
 import { createWriteQueue } from '../queue/write-queue.js';
-import { databasePath } from '../worker-app.js';
 import { parseOp, WriteValidationError } from '../writes/validate-write.js';
 import { parseFlags } from './parse-flags.js';
 

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { text } from 'node:stream/consumers';
 import BetterSqlite3 from 'better-sqlite3';
+import { databasePath } from '../config/database-path.js';
 import { ConfigError, UnderstudyError, UsageError } from '../errors.js';
 import { formatGrid } from './format-table.js';
 import { parseFlags } from './parse-flags.js';
@@ -124,7 +125,7 @@ export async function sqlCommand(argv: string[], io: SqlIo = defaultIo): Promise
   const sqlText = arg === undefined || arg === '-' ? await io.stdin() : arg;
   if (sqlText.trim() === '') throw new UsageError('no SQL given (pass it as an argument or on stdin)');
 
-  const path = values.db ?? io.env.UNDERSTUDY_DB ?? './data/understudy.db';
+  const path = databasePath(null, io.env, values.db);
   if (!existsSync(path))
     throw new ConfigError(`database ${path} does not exist (run \`understudy sync\` first or pass --db)`);
   let db: BetterSqlite3.Database;

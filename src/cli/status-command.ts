@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import type { Config } from '../config/config-schema.js';
+import { databasePath } from '../config/database-path.js';
 import { loadConfigFile } from '../config/load-config.js';
 import { describeError } from '../errors.js';
 import { openSyncQueue, SYNC_QUEUE } from '../queue/queues.js';
@@ -8,7 +9,6 @@ import { nextRuns } from '../queue/schedules.js';
 import { openWritesQueue, WRITES_QUEUE } from '../queue/write-queue.js';
 import { openSqliteStore } from '../store/sqlite-store.js';
 import type { MirrorStatus } from '../store/store.js';
-import { databasePath } from '../worker-app.js';
 import { formatTable } from './format-table.js';
 import { parseFlags } from './parse-flags.js';
 

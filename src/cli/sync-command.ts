@@ -1,5 +1,6 @@
 import { createApp } from '../app.js';
 import type { Config } from '../config/config-schema.js';
+import { databasePath } from '../config/database-path.js';
 import { loadConfigFile, parseConfig } from '../config/load-config.js';
 import { type ResolvedTenant, resolveTenants } from '../config/resolve-tenants.js';
 import { describeError, UnderstudyError, UsageError } from '../errors.js';
@@ -74,7 +75,7 @@ export function resolveInvocation(
       'flags',
     );
   }
-  const database = values.db ?? config.database ?? env.UNDERSTUDY_DB ?? './data/understudy.db';
+  const database = databasePath(config, env, values.db);
   return { config, database, tenants, collections, mode: values.full ? 'full' : 'incremental' };
 }
 

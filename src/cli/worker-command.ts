@@ -1,3 +1,4 @@
+import { databasePath } from '../config/database-path.js';
 import { loadConfigFile } from '../config/load-config.js';
 import { UsageError } from '../errors.js';
 import { createLogger } from '../log.js';
@@ -6,7 +7,7 @@ import { instrumentGate } from '../ops/instrument-gate.js';
 import { instrumentWriteWorker } from '../ops/instrument-writes.js';
 import { createOpsMetrics } from '../ops/metrics.js';
 import { startWorkerOps } from '../ops/worker-ops.js';
-import { createWorkerApp, databasePath } from '../worker-app.js';
+import { createWorkerApp } from '../worker-app.js';
 import { startConfiguredWriteWorker } from '../writes/write-worker.js';
 import { parseFlags } from './parse-flags.js';
 

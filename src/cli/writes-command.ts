@@ -1,10 +1,10 @@
 import { existsSync } from 'node:fs';
+import { databasePath } from '../config/database-path.js';
 import { loadConfigFile } from '../config/load-config.js';
 import { UsageError } from '../errors.js';
 import { redisSettings, shortLivedRedis } from '../queue/redis-settings.js';
 import { isPendingJob, openWritesQueue } from '../queue/write-queue.js';
 import { openSqliteWriteLog, type WriteLog } from '../store/write-log.js';
-import { databasePath } from '../worker-app.js';
 import {
   type FailedWrite,
   listFailedWrites,

@@ -7,7 +7,9 @@ export const SYNC_QUEUE = 'sync';
 export const DEFAULT_PREFIX = 'understudy';
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 
-export type SyncMode = 'full' | 'incremental';
+import type { SyncMode } from '../sync/sync-collection.js';
+
+export type { SyncMode };
 
 /** A tenant job: fans out one collection job per collection (all the tenant's collections when absent). */
 export interface TenantJobData {

@@ -4,6 +4,7 @@ import { Redis } from 'ioredis';
 import { applyWriteProcessor, type WriteTenant } from '../../jobs/apply-write.js';
 import { type AppOptions, createApp } from '../app.js';
 import type { Config } from '../config/config-schema.js';
+import { databasePath } from '../config/database-path.js';
 import { type ResolvedTenant, resolveTenants } from '../config/resolve-tenants.js';
 import { describeError, UnderstudyError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -19,7 +20,6 @@ import type { Store } from '../store/store.js';
 import { openSqliteWriteLog, type WriteLog } from '../store/write-log.js';
 import { discoverRoutes, type ReadRoutes } from '../sync/discover-routes.js';
 import { syncCollection } from '../sync/sync-collection.js';
-import { databasePath } from '../worker-app.js';
 import { parkableGate } from './gate-parking.js';
 import { createRecordOrder } from './record-order.js';
 
