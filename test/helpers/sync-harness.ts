@@ -22,10 +22,7 @@ export function tempDir(): string {
 }
 
 /** A simulator with limits off, a fresh SQLite mirror and a client for its first tenant. */
-export async function syncHarness(
-  simOpts: SimulatorOptions = {},
-  clientOpts: Partial<HttpClientOptions> = {},
-) {
+export async function syncHarness(simOpts: SimulatorOptions = {}, clientOpts: Partial<HttpClientOptions> = {}) {
   const sim = await startSimulator({ port: 0, readLimit: 0, writeLimit: 0, records: 12, ...simOpts });
   onTestFinished(() => sim.close());
   const dbPath = join(tempDir(), 'mirror.db');
