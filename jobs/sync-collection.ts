@@ -39,12 +39,19 @@ export interface CollectionProcessorDeps {
   readonly lockTtlMs: number;
   /** Aborts when the process shuts down: the page in flight finishes, then the job goes back to the queue. */
   readonly stopping: AbortSignal;
+  /**
+   * True while a job of a collection this one reads references from (or takes embedded records from) is still
+   * pending for the tenant: this job is then delayed, so it sees what that one mirrors. Default: never.
+   */
+  readonly prerequisitesPending?: (data: CollectionJobData, signal: AbortSignal) => Promise<boolean>;
   /** Aborts when shutdown has taken too long: the request in flight is dropped. Default: never. */
   readonly hardStop?: AbortSignal;
   readonly log: Logger;
 }
 
 export type CollectionJobResult = CollectionOutcome & { readonly tenant: string; readonly mode: SyncMode };
+
+const PREREQUISITE_WAIT_MS = 2000;
 
 /** Validates job data read back from Redis (anything may have been put there by another version). */
 export function parseCollectionJobData(raw: unknown): CollectionJobData {
@@ -71,6 +78,11 @@ export const syncCollectionProcessor =
   async (job: Job, token?: string, signal?: AbortSignal): Promise<CollectionJobResult> => {
     const data = parseCollectionJobData(job.data);
     const log = deps.log.child({ jobId: job.id, tenant: data.tenant, collection: data.collection, mode: data.mode });
+    if (await deps.prerequisitesPending?.(data, signal ?? new AbortController().signal)) {
+      log.debug({ retryInMs: PREREQUISITE_WAIT_MS }, 'collections it references are still syncing; delayed');
+      await job.moveToDelayed(Date.now() + PREREQUISITE_WAIT_MS, token);
+      throw new DelayedError();
+    }
     const attempt = await tryCollectionLock({
       redis: deps.redis,
       key: collectionLockKey(deps.prefix, data.tenant, data.collection),

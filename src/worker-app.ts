@@ -11,12 +11,19 @@ import { instrumentGate } from './ops/instrument-gate.js';
 import type { OpsMetrics } from './ops/metrics.js';
 import { COLLECTIONS, type CollectionSlug } from './partners/collections.js';
 import { createRedisRateGate } from './partners/redis-rate-gate.js';
-import { DEFAULT_RETRY, openSyncQueue, type RetryPolicy, SYNC_QUEUE, type SyncQueue } from './queue/queues.js';
+import {
+  collectionSyncPending,
+  DEFAULT_RETRY,
+  openSyncQueue,
+  type RetryPolicy,
+  SYNC_QUEUE,
+  type SyncQueue,
+} from './queue/queues.js';
 import { checkEvictionPolicy, longLivedRedis, redactRedisUrl, redisSettings } from './queue/redis-settings.js';
 import { reconcileSchedules, schedulesFor } from './queue/schedules.js';
 import { discoverRoutes, type ReadRoutes } from './sync/discover-routes.js';
 import { syncCollection } from './sync/sync-collection.js';
-import { syncOrder } from './sync/sync-tenant.js';
+import { prerequisitesOf, syncOrder } from './sync/sync-tenant.js';
 
 export interface WorkerAppOptions {
   readonly log: Logger;
@@ -119,8 +126,22 @@ export async function createWorkerApp(config: Config, opts: WorkerAppOptions): P
     return report;
   };
 
+  // Collections reached by reference wait for the collections that reference them, as inline sync orders them.
+  const prerequisitesPending = async (
+    data: { tenant: string; collection: CollectionSlug },
+    signal: AbortSignal,
+  ): Promise<boolean> => {
+    const wanted = tenants.get(data.tenant)?.collections ?? COLLECTIONS;
+    const before = prerequisitesOf(data.collection, await routesOf(data.tenant, signal)).filter((c) =>
+      wanted.includes(c),
+    );
+    for (const c of before) if (await collectionSyncPending(queue, data.tenant, c)) return true;
+    return false;
+  };
+
   const collectionJob = syncCollectionProcessor({
     runCollection,
+    prerequisitesPending,
     redis,
     prefix,
     lockTtlMs: lockDuration,

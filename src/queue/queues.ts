@@ -72,6 +72,17 @@ const isWaiting = async (queue: SyncQueue, jobId: string | null): Promise<boolea
   return state === 'waiting' || state === 'delayed' || state === 'prioritized';
 };
 
+/** Whether a sync of this tenant and collection (either mode) waits, is delayed or runs now. */
+export async function collectionSyncPending(queue: SyncQueue, tenant: string, collection: string): Promise<boolean> {
+  for (const mode of ['full', 'incremental'] as const) {
+    const id = await queue.getDeduplicationJobId(dedupIdFor(tenant, collection, mode));
+    if (!id) continue;
+    const state = await (await queue.getJob(id))?.getState();
+    if (state === 'waiting' || state === 'delayed' || state === 'prioritized' || state === 'active') return true;
+  }
+  return false;
+}
+
 /**
  * Adds one collection sync unless an equal one already waits (then returns that job's id). A full sync removes a
  * waiting incremental of the same collection (it covers it); an incremental is dropped while a full waits.

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { UnderstudyError } from '../errors.js';
 import { COLLECTIONS, type CollectionSlug } from '../partners/collections.js';
 import { discoverRoutes, type ReadRoutes } from './discover-routes.js';
+import { edgesTo } from './references.js';
 import {
   type CollectionReport,
   reachability,
@@ -26,6 +27,21 @@ export function syncOrder(collections: readonly CollectionSlug[], routes: ReadRo
   const reach = reachability(routes);
   const rank = (c: CollectionSlug) => REACH_ORDER[reach.get(c)?.how ?? 'none'];
   return [...collections].sort((a, b) => rank(a) - rank(b));
+}
+
+/**
+ * The collections whose mirrored records `c` is reached through, when it has no list route: the listable parent
+ * embedding it, or the listed and embedded collections referencing it. Only lower ranks, so never a cycle.
+ */
+export function prerequisitesOf(c: CollectionSlug, routes: ReadRoutes): CollectionSlug[] {
+  const reach = reachability(routes);
+  const mine = reach.get(c);
+  if (!mine || mine.how === 'list' || mine.how === 'none') return [];
+  if (mine.how === 'embedded') return [mine.from];
+  const rank = REACH_ORDER.get;
+  return [...new Set(edgesTo(c).map((e) => e.from))].filter(
+    (f) => f !== c && REACH_ORDER[reach.get(f)?.how ?? 'none'] < rank,
+  );
 }
 
 /**

@@ -8,7 +8,13 @@ import type { TenantConfig } from '../../src/config/config-schema.js';
 import { UnderstudyError, UpstreamError } from '../../src/errors.js';
 import { tenantSlug } from '../../src/ids.js';
 import { createLogger } from '../../src/log.js';
-import { addCollectionJob, openSyncQueue, SYNC_QUEUE, type SyncQueue } from '../../src/queue/queues.js';
+import {
+  addCollectionJob,
+  collectionSyncPending,
+  openSyncQueue,
+  SYNC_QUEUE,
+  type SyncQueue,
+} from '../../src/queue/queues.js';
 import { reconcileSchedules, schedulesFor } from '../../src/queue/schedules.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 
@@ -112,6 +118,37 @@ describe('sync queue', () => {
     });
     expect(maxRunning).toBe(1);
     expect(await queue.getJobCounts('failed')).toMatchObject({ failed: 0 });
+  });
+
+  it('delays a collection reached by reference until the collections that reference it have synced', async () => {
+    const prefix = `t-${randomUUID()}`;
+    const queue = queueFor(prefix);
+    const stopping = new AbortController().signal;
+    const order: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const runCollection = async (data: { collection: string }) => {
+      order.push(data.collection);
+      if (data.collection === 'events') await gate;
+      return outcome({ name: data.collection as CollectionOutcome['name'] });
+    };
+    // Venues read the ids that mirrored events point at: they wait while an events sync is pending.
+    const prerequisitesPending = async (data: { tenant: string; collection: string }) =>
+      data.collection === 'venues' && (await collectionSyncPending(queue, data.tenant, 'events'));
+    const deps = { runCollection, prerequisitesPending, redis: connect(), prefix, lockTtlMs: 2000, stopping, log };
+    worker(prefix, syncCollectionProcessor(deps), 2);
+    await addCollectionJob(queue, { tenant, collection: 'events', mode: 'full' });
+    await vi.waitFor(() => expect(order).toEqual(['events']));
+    const venues = await addCollectionJob(queue, { tenant, collection: 'venues', mode: 'full' });
+    await vi.waitFor(async () => expect(await (await queue.getJob(venues))?.getState()).toBe('delayed'));
+    expect(order).toEqual(['events']);
+    release();
+    await vi.waitFor(async () => expect(await queue.getJobCounts('completed')).toMatchObject({ completed: 2 }), {
+      timeout: 15_000,
+    });
+    expect(order).toEqual(['events', 'venues']);
   });
 
   it('fails a job at once when the key is refused, and retries transient failures', async () => {
