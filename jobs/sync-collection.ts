@@ -3,23 +3,13 @@ import type { Redis } from 'ioredis';
 import { isUnderstudyError } from '../src/errors.js';
 import { tenantSlug } from '../src/ids.js';
 import type { Logger } from '../src/log.js';
-import { COLLECTIONS, type CollectionSlug, isCollectionSlug } from '../src/partners/collections.js';
+import { COLLECTIONS, isCollectionSlug } from '../src/partners/collections.js';
 import { collectionLockKey, tryCollectionLock } from '../src/queue/collection-lock.js';
 import type { CollectionJobData, SyncMode } from '../src/queue/queues.js';
+import type { CollectionReport } from '../src/sync/sync-collection.js';
 
-/** What one collection sync reports (the sync core's CollectionReport, as far as the queue cares). */
-export interface CollectionOutcome {
-  readonly name: CollectionSlug;
-  readonly fetched: number;
-  readonly inserted: number;
-  readonly updated: number;
-  readonly unchanged: number;
-  readonly deleted: number;
-  readonly requests: number;
-  readonly ms: number;
-  readonly skipped?: string;
-  readonly error?: string;
-}
+/** What one collection sync reports: the sync core's report, as the queue keeps it. */
+export type CollectionOutcome = Readonly<Omit<CollectionReport, 'errorCode'>>;
 
 /**
  * Runs one collection sync. `stop` asks it to finish the page in flight, commit it and stop; `signal` cancels
