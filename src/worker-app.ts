@@ -216,7 +216,13 @@ export async function createWorkerApp(config: Config, opts: WorkerAppOptions): P
       });
       const startup = (async () => {
         await checkEvictionPolicy(redis, log);
-        await reconcileSchedules(queue, schedulesFor(schedulesFrom.tenants), log, retry);
+        try {
+          await reconcileSchedules(queue, schedulesFor(schedulesFrom.tenants), log, retry);
+        } catch (err) {
+          // Another worker starting at the same moment may be reconciling too; its pass covers this one. A worker
+          // that cannot reconcile still processes jobs rather than exiting.
+          log.warn({ reason: (err as Error).message }, 'schedules not reconciled at start');
+        }
       })();
       startup.catch(() => {}); // awaited below, or abandoned when stopped first
       await Promise.race([startup, stopped]);

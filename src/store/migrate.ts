@@ -15,10 +15,23 @@ export const MIGRATION_NAMES: readonly string[] = Object.keys(MIGRATIONS).sort()
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
 
-/** Brings the schema to the latest migration; throws `US_STORE` naming the migration that failed. */
+/**
+ * Brings the schema to the latest migration; throws `US_STORE` naming the migration that failed.
+ *
+ * Processes opening a fresh file at the same moment (two workers starting together) race: each reads "nothing
+ * applied" before either holds SQLite's write lock, and the later one then fails on tables the earlier created.
+ * Its transaction rolled back, so it tries again, now seeing what the other applied. A migration that is really
+ * broken fails every attempt and is reported.
+ */
 export async function migrateToLatest(db: Kysely<Database>): Promise<void> {
-  const { error, results } = await new Migrator({ db, provider }).migrateToLatest();
-  if (error) {
+  const attempts = 3;
+  for (let attempt = 1; ; attempt++) {
+    const { error, results } = await new Migrator({ db, provider }).migrateToLatest();
+    if (!error) return;
+    if (attempt < attempts) {
+      await new Promise((r) => setTimeout(r, 50 * attempt));
+      continue;
+    }
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
     throw new UnderstudyError('US_STORE', `migration ${failed} failed: ${(error as Error).message}`, { cause: error });
   }
