@@ -25,7 +25,8 @@ Failed writes (Redis: REDIS_URL, else config redis.url; details from write_log i
   failed          lists failed write jobs with their reasons, and bulk writes that completed as partial
   show <jobId>    prints one write job as JSON: state, data, progress, reason, result and its write_log row
   retry <jobId>   queues a failed write again (fresh attempts, behind writes already queued for its record);
-                  a partial bulk write is replayed for the records that failed; --all retries every failed job
+                  a partial bulk write is replayed for the records that failed; --all retries everything
+                  \`writes failed\` lists
 
   --config FILE   JSON config (redis, database)
   --json          machine-readable output
@@ -90,7 +91,8 @@ export async function writesCommand(argv: string[]): Promise<number> {
       return 0;
     }
     const order = createRecordOrder({ redis, prefix, isPending: (id) => isPendingJob(queue, id) });
-    const ids = values.all ? (await queue.getFailed(0, -1)).flatMap((j) => (j?.id ? [j.id] : [])) : args;
+    // --all: every failed job, and every partial bulk write not replayed yet (what `writes failed` lists).
+    const ids = values.all ? (await listFailedWrites(queue, writeLog)).map((f) => f.jobId) : args;
     const results: RetryResult[] = [];
     for (const id of ids) {
       results.push(await retryWrite(queue, order, writeLog, id, values.resend ? { resend: true } : {}));

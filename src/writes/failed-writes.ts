@@ -29,6 +29,8 @@ const progressAttempts = (job: Job): number => {
 const dataOf = (job: Job): Partial<WriteJobData> => (job.data ?? {}) as Partial<WriteJobData>;
 
 /** Failed write jobs (newest first) and bulk writes logged as partial, with their reasons. */
+const REPLAYED = 'replayed as';
+
 export async function listFailedWrites(queue: WriteQueueHandle, writeLog: WriteLog | null): Promise<FailedWrite[]> {
   const jobs = (await queue.getFailed(0, -1)).filter((j): j is Job => Boolean(j));
   const out: FailedWrite[] = jobs.map((job) => {
@@ -48,7 +50,8 @@ export async function listFailedWrites(queue: WriteQueueHandle, writeLog: WriteL
   });
   out.sort((a, b) => (b.failedAt ?? '').localeCompare(a.failedAt ?? ''));
   if (writeLog) {
-    for (const e of await writeLog.list(['partial'])) out.push(fromPartial(e));
+    // A partial already replayed is settled: its replay is listed instead, should that fail in turn.
+    for (const e of await writeLog.list(['partial'])) if (!e.note?.startsWith(REPLAYED)) out.push(fromPartial(e));
   }
   return out;
 }
@@ -145,6 +148,10 @@ export async function retryWrite(
       const { idempotencyKey: _k, seq: _s, ...base } = data;
       const replay: WriteJobData = { ...base, body: { ...rest, ids: failures.map((f) => f.id) } };
       const runs = await addWriteJob(queue, order, replay);
+      const entry = writeLog ? await writeLog.get(jobId) : null;
+      if (writeLog && entry) {
+        await writeLog.record({ ...entry, note: `${REPLAYED} ${runs}`, updatedAt: new Date().toISOString() });
+      }
       return { jobId, how: 'replayed', runs };
     }
   }

@@ -117,6 +117,10 @@ describe('replaying failed writes', () => {
         collection: 'series',
         body: { ids: ['gone-2'], set: { sponsor: 'ACME' } },
       });
+      // The original is settled by its replay; the replay (gone-2 is still gone) is what is listed now.
+      const listed = (await listFailedWrites(h.bull(), t.writeLog)).map((f) => f.jobId);
+      expect(listed).toContain(replay.runs);
+      expect(listed).not.toContain(jobId);
     } finally {
       await t.close();
     }
