@@ -99,6 +99,7 @@ export async function runSync(
         ? (p: { collection: CollectionSlug; pages: number; fetched: number }) =>
             process.stderr.write(`\r\x1b[K${tenant.slug} ${p.collection}: ${p.pages} pages, ${p.fetched} records`)
         : undefined;
+      const report: TenantReport = { slug: tenant.slug, collections: [] };
       try {
         return await syncTenant(
           { client: app.clientFor(tenant), store: app.store, log, ...(progress ? { onProgress: progress } : {}) },
@@ -114,11 +115,14 @@ export async function runSync(
           },
           inv.mode,
           signal,
+          undefined,
+          report,
         );
       } catch (err) {
         failure ??= err;
         abort.abort();
-        return { slug: tenant.slug, collections: [] };
+        // What this tenant finished before the stop stays in the mirror, and in the report.
+        return report;
       } finally {
         if (tty) process.stderr.write('\r\x1b[K');
       }

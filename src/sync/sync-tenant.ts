@@ -46,7 +46,8 @@ export function prerequisitesOf(c: CollectionSlug, routes: ReadRoutes): Collecti
 
 /**
  * Mirrors every configured collection of one tenant. A refused key (US_AUTH) or an abort stops the whole run and
- * is thrown; any other failure is reported on its collection and the rest carry on.
+ * is thrown; any other failure is reported on its collection and the rest carry on. Collections are added to
+ * `report` as they finish, so a caller passing its own keeps what was done when the run is stopped.
  */
 export async function syncTenant(
   deps: SyncDeps,
@@ -54,18 +55,22 @@ export async function syncTenant(
   mode: SyncMode,
   signal: AbortSignal,
   known?: ReadRoutes,
+  report: TenantReport = { slug: target.slug, collections: [] },
 ): Promise<TenantReport> {
   const log = deps.log.child({ tenant: target.slug });
   const routes = known ?? (await discoverRoutes(deps.client, { signal }));
   log.debug({ source: routes.source, list: [...routes.list], get: [...routes.get] }, 'routes discovered');
   const wanted = target.collections && target.collections.length > 0 ? target.collections : COLLECTIONS;
-  const report: TenantReport = { slug: target.slug, collections: [] };
   const run = { ...deps, runId: deps.runId ?? randomUUID() };
+  // Report in the order the user knows them, not the order they ran in; kept so after every collection, since
+  // `report` (the caller's, when given) still tells what was done if a refused key or an abort ends the run.
+  const push = (r: CollectionReport) => {
+    report.collections.push(r);
+    report.collections.sort((a, b) => wanted.indexOf(a.name) - wanted.indexOf(b.name));
+  };
   for (const c of syncOrder(wanted, routes)) {
     if (signal.aborted || deps.stop?.aborted) throw new UnderstudyError('US_ABORTED', 'sync stopped');
-    report.collections.push(await syncCollection(run, target, c, mode, routes, signal));
+    push(await syncCollection(run, target, c, mode, routes, signal));
   }
-  // Report in the order the user knows them, not the order they ran in.
-  report.collections.sort((a, b) => wanted.indexOf(a.name) - wanted.indexOf(b.name));
   return report;
 }

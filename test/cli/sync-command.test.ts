@@ -88,6 +88,33 @@ describe('understudy sync (CLI)', () => {
     expect(r.stderr.trim().split('\n').at(-1)).toMatch(/401/);
   });
 
+  it('a refused key for one tenant stops the run with exit 3, and --json still tells what every tenant did', async () => {
+    const { s } = await sim();
+    const dir = tempDir();
+    const cfg = join(dir, 'c.json');
+    const [good, bad] = s.tenants;
+    if (!good || !bad) throw new Error('two tenants expected');
+    writeFileSync(
+      cfg,
+      JSON.stringify({
+        baseUrl: s.url,
+        database: join(dir, 'm.db'),
+        tenants: [
+          { slug: good.slug, apiKeyEnv: 'GOOD_KEY' },
+          { slug: bad.slug, apiKeyEnv: 'BAD_KEY' },
+        ],
+      }),
+    );
+    const r = await runCli(['sync', '--config', cfg, '--json'], {
+      env: { GOOD_KEY: good.key, BAD_KEY: 'refused-refused-refused-key' },
+    });
+    expect(r.code).toBe(3);
+    const out = JSON.parse(r.stdout);
+    expect(out.tenants.map((t: { slug: string }) => t.slug)).toEqual([good.slug, bad.slug]);
+    for (const t of out.tenants) expect(Array.isArray(t.collections)).toBe(true);
+    expect(r.stderr).not.toContain('refused-refused-refused-key');
+  });
+
   it('exits 4 when the upstream stays unavailable after retries', async () => {
     const { s, t } = await sim();
     s.controls.injectFaults({ kind: 'status', status: 503, count: 1000 });
