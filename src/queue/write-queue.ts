@@ -48,8 +48,94 @@ export interface DraftableWriteOptions extends WriteOptions {
   readonly draft?: boolean;
 }
 
+type Create = (tenant: string, body: JsonObject, opts?: DraftableWriteOptions) => Promise<string>;
+type Update = (tenant: string, id: string, body: JsonObject, opts?: DraftableWriteOptions) => Promise<string>;
+type Bulk = (tenant: string, body: BulkBody, opts?: DraftableWriteOptions) => Promise<string>;
+
+/** One typed method per write route of the spec, each a shorthand for `create`/`update`/`delete`/`bulk`. */
+export interface WriteRoutes {
+  /** POST /series */
+  createSeries: Create;
+  /** POST /posts */
+  createPost: Create;
+  /** POST /blogs */
+  createBlog: Create;
+  /** POST /media (metadata only) */
+  createMedia: Create;
+  /** POST /forms */
+  createForm: Create;
+  /** PUT /seasons/{id} (partial) */
+  updateSeason: Update;
+  /** PUT /organizations/{id} (partial) */
+  updateOrganization: Update;
+  /** PUT /media/{id} (partial; media are addressed by filename where they carry no id) */
+  updateMedia: Update;
+  /** PUT /custom-attributes/{id} (partial) */
+  updateCustomAttributes: Update;
+  /** PUT /redirects/{id} (partial) */
+  updateRedirect: Update;
+  /** PATCH /event-instances/{id} */
+  updateEventInstance: Update;
+  /** DELETE /event-instances/{id} */
+  deleteEventInstance(tenant: string, id: string, opts?: WriteOptions): Promise<string>;
+  /** PATCH /organizations/custom-attributes (bulk set/unset) */
+  bulkOrganizationAttributes: Bulk;
+  /** PATCH /series/custom-attributes (bulk set/unset) */
+  bulkSeriesAttributes: Bulk;
+  /** PATCH /blogs/theme-settings (bulk set/unset) */
+  bulkBlogThemeSettings: Bulk;
+}
+
+const CREATES = {
+  createSeries: 'series',
+  createPost: 'posts',
+  createBlog: 'blogs',
+  createMedia: 'media',
+  createForm: 'forms',
+} as const satisfies Record<string, CreateCollection>;
+const UPDATES = {
+  updateSeason: 'seasons',
+  updateOrganization: 'organizations',
+  updateMedia: 'media',
+  updateCustomAttributes: 'custom-attributes',
+  updateRedirect: 'redirects',
+  updateEventInstance: 'event-instances',
+} as const satisfies Record<string, UpdateCollection>;
+const BULKS = {
+  bulkOrganizationAttributes: 'organizations',
+  bulkSeriesAttributes: 'series',
+  bulkBlogThemeSettings: 'blogs',
+} as const satisfies Record<string, BulkCollection>;
+
+/** The route methods, built over the generic ones. */
+function routeMethods(q: Pick<WriteQueue, 'create' | 'update' | 'delete' | 'bulk'>): WriteRoutes {
+  const m = <K extends string, V>(table: Record<K, V>, f: (v: V) => unknown) =>
+    Object.fromEntries(Object.entries<V>(table).map(([k, v]) => [k, f(v)]));
+  return {
+    ...m(
+      CREATES,
+      (c): Create =>
+        (tenant, body, o) =>
+          q.create(tenant, c, body, o),
+    ),
+    ...m(
+      UPDATES,
+      (c): Update =>
+        (tenant, id, body, o) =>
+          q.update(tenant, c, id, body, o),
+    ),
+    ...m(
+      BULKS,
+      (c): Bulk =>
+        (tenant, body, o) =>
+          q.bulk(tenant, c, body, o),
+    ),
+    deleteEventInstance: (tenant, id, o) => q.delete(tenant, 'event-instances', id, o),
+  } as WriteRoutes;
+}
+
 /** The enqueue side of writes: validates each write, queues it, returns its job id. */
-export interface WriteQueue {
+export interface WriteQueue extends WriteRoutes {
   /** Queues a create (POST) of series, posts, blogs, media or forms. */
   create(tenant: string, collection: CreateCollection, body: JsonObject, opts?: DraftableWriteOptions): Promise<string>;
   /** Queues a partial update (PUT; PATCH for event instances). */
@@ -146,12 +232,16 @@ export async function createWriteQueue(opts: WriteQueueOptions = {}): Promise<Wr
     return addWriteJob(queue, order, data);
   };
   let closing: Promise<void> | null = null;
-  return {
+  const generic: Pick<WriteQueue, 'create' | 'update' | 'delete' | 'bulk'> = {
     create: (tenant, collection, body, o = {}) => enqueue({ op: 'create', tenant, collection, body, ...o }),
     update: (tenant, collection, id, body, o = {}) => enqueue({ op: 'update', tenant, collection, id, body, ...o }),
     delete: (tenant, collection, id, o = {}) => enqueue({ op: 'delete', tenant, collection, id, ...o }),
     bulk: (tenant, collection, body, o = {}) =>
       enqueue({ op: 'bulk', tenant, collection, body: body as JsonObject, ...o }),
+  };
+  return {
+    ...generic,
+    ...routeMethods(generic),
     enqueue,
     close() {
       closing ??= (async () => {

@@ -125,6 +125,25 @@ describe('every write route, end to end through Redis, the worker and the simula
     expect(h.logRow(jobId)).toMatchObject({ op: 'delete', method: 'DELETE', status: 'ok', record_id: id });
   });
 
+  it('has one typed method per write route, queuing the same job as the generic methods', async () => {
+    const h = await writeHarness({ redisUrl: redis.url, mirror: ['event-instances'] });
+    await h.startWorker();
+    const [a, b] = h.upstream('event-instances').map(idOf);
+    const patched = await h.queue.updateEventInstance(h.slug, a as string, { booking: { bookingLinkLabel: 'Typed' } });
+    const deleted = await h.queue.deleteEventInstance(h.slug, b as string);
+    const created = await h.queue.createSeries(h.slug, { title: 'Typed Series', slug: 'typed-series' });
+    for (const id of [patched, deleted, created]) expect(await h.settled(id)).toBe('completed');
+    expect(h.logRow(patched)).toMatchObject({
+      op: 'update',
+      method: 'PATCH',
+      collection: 'event-instances',
+      status: 'ok',
+    });
+    expect(h.logRow(deleted)).toMatchObject({ op: 'delete', method: 'DELETE', status: 'ok' });
+    expect(h.logRow(created)).toMatchObject({ op: 'create', method: 'POST', collection: 'series', status: 'ok' });
+    expect(h.upstream('series').some((d) => d.slug === 'typed-series')).toBe(true);
+  });
+
   it('bulk-sets custom attributes on organizations and series and theme settings on blogs, then syncs the mirror', async () => {
     const h = await writeHarness({ redisUrl: redis.url, mirror: ['organizations', 'series', 'blogs', 'events'] });
     await h.startWorker();
