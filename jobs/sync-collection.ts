@@ -1,7 +1,7 @@
 import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { isUnderstudyError } from '../src/errors.js';
-import { tenantSlug } from '../src/ids.js';
+import { isTenantSlug, tenantSlug } from '../src/ids.js';
 import type { Logger } from '../src/log.js';
 import { COLLECTIONS, isCollectionSlug } from '../src/partners/collections.js';
 import { collectionLockKey, tryCollectionLock } from '../src/queue/collection-lock.js';
@@ -47,7 +47,7 @@ const PREREQUISITE_WAIT_MS = 2000;
 export function parseCollectionJobData(raw: unknown): CollectionJobData {
   const d = (raw ?? {}) as Record<string, unknown>;
   const { tenant, collection, mode } = d;
-  if (typeof tenant !== 'string' || !/^[a-z0-9][a-z0-9-]*$/.test(tenant)) {
+  if (!isTenantSlug(tenant)) {
     throw new UnrecoverableError('job data: tenant must be a tenant slug');
   }
   if (typeof collection !== 'string' || !isCollectionSlug(collection)) {

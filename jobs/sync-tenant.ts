@@ -1,6 +1,6 @@
 import { type Job, UnrecoverableError } from 'bullmq';
 import { isUnderstudyError } from '../src/errors.js';
-import { tenantSlug } from '../src/ids.js';
+import { isTenantSlug, tenantSlug } from '../src/ids.js';
 import type { Logger } from '../src/log.js';
 import { type CollectionSlug, isCollectionSlug } from '../src/partners/collections.js';
 import {
@@ -25,7 +25,7 @@ export interface TenantProcessorDeps {
 export function parseTenantJobData(raw: unknown): TenantJobData {
   const d = (raw ?? {}) as Record<string, unknown>;
   const { tenant, mode, collections } = d;
-  if (typeof tenant !== 'string' || !/^[a-z0-9][a-z0-9-]*$/.test(tenant)) {
+  if (!isTenantSlug(tenant)) {
     throw new UnrecoverableError('job data: tenant must be a tenant slug');
   }
   if (mode !== 'full' && mode !== 'incremental')

@@ -1,4 +1,5 @@
 import { Agent } from 'undici';
+import { type CloseStep, closeAll } from './close-all.js';
 import type { ResolvedTenant } from './config/resolve-tenants.js';
 import type { Logger } from './log.js';
 import { createHttpPartnersClient, partnersAgentOptions } from './partners/http-partners-client.js';
@@ -41,20 +42,12 @@ export async function createApp(opts: AppOptions): Promise<App> {
   let closing: Promise<void> | null = null;
   const close = (): Promise<void> => {
     closing ??= (async () => {
-      const steps: (() => Promise<unknown>)[] = [
+      const steps: CloseStep[] = [
         ...[...gates.values()].map((g) => () => g.close()),
         () => agent.close(),
         () => store.close(),
       ];
-      const failures: unknown[] = [];
-      for (const step of steps) {
-        try {
-          await step();
-        } catch (err) {
-          failures.push(err);
-        }
-      }
-      if (failures.length > 0) throw new AggregateError(failures, 'closing understudy failed');
+      await closeAll(steps, 'understudy');
     })();
     return closing;
   };

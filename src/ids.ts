@@ -5,6 +5,9 @@ export type TenantSlug = Brand<string, 'TenantSlug'>;
 /** A record id as a string; upstreams may send numbers, which are normalised with `recordId`. */
 export type RecordId = Brand<string, 'RecordId'>;
 
+/** What a tenant slug looks like: lower-case letters, digits and `-`, not starting with `-`. */
+export const TENANT_SLUG = /^[a-z0-9][a-z0-9-]*$/;
+export const isTenantSlug = (s: unknown): s is string => typeof s === 'string' && TENANT_SLUG.test(s);
 export const tenantSlug = (s: string): TenantSlug => s as TenantSlug;
 export const recordId = (v: string | number): RecordId => String(v) as RecordId;
 

@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import { type CollectionOutcome, syncCollectionProcessor } from '../jobs/sync-collection.js';
 import { syncTenantProcessor } from '../jobs/sync-tenant.js';
 import { createApp } from './app.js';
+import { type CloseStep, closeAll } from './close-all.js';
 import type { Config } from './config/config-schema.js';
 import { databasePath } from './config/database-path.js';
 import { type ResolvedTenant, resolveTenants } from './config/resolve-tenants.js';
@@ -168,8 +169,7 @@ export async function createWorkerApp(config: Config, opts: WorkerAppOptions): P
   const close = (): Promise<void> => {
     closing ??= (async () => {
       stopping.abort();
-      const failures: unknown[] = [];
-      const steps: (() => Promise<unknown>)[] = [
+      const steps: CloseStep[] = [
         async () => worker?.close(),
         () => queue.close(),
         () => app.close(),
@@ -179,14 +179,7 @@ export async function createWorkerApp(config: Config, opts: WorkerAppOptions): P
           else redis.disconnect();
         },
       ];
-      for (const step of steps) {
-        try {
-          await step();
-        } catch (err) {
-          failures.push(err);
-        }
-      }
-      if (failures.length > 0) throw new AggregateError(failures, 'closing the worker failed');
+      await closeAll(steps, 'the worker');
     })();
     return closing;
   };

@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { TENANT_SLUG } from '../ids.js';
 import { COLLECTIONS } from '../partners/collections.js';
 
 const RateLimit = v.strictObject({
@@ -17,7 +18,7 @@ const Schedule = v.strictObject({
 });
 
 export const TenantSchema = v.strictObject({
-  slug: v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9-]*$/, 'a tenant slug is lower-case letters, digits and -')),
+  slug: v.pipe(v.string(), v.regex(TENANT_SLUG, 'a tenant slug is lower-case letters, digits and -')),
   apiKeyEnv: v.pipe(
     v.string(),
     v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'apiKeyEnv names an environment variable, it is not the key'),

@@ -6,6 +6,7 @@
  */
 import type { JsonObject, JsonValue } from '../ids.js';
 import type { CollectionSlug } from './collections.js';
+import type { ListPage } from './partners-client.js';
 
 /** A relationship: an id (string or number, as the upstream sends it) or the populated record. */
 export type Ref<T> = string | number | T;
@@ -299,19 +300,8 @@ export interface ThemeSettingsSchemaRecord {
   readonly fields: ThemeSettingsField[];
 }
 
-/** The paginated list envelope as the spec describes it (the client's `ListPage` is its normalised form). */
-export interface ListEnvelope<T> {
-  readonly docs: T[];
-  readonly totalDocs: number;
-  readonly limit: number;
-  readonly totalPages: number;
-  readonly page: number;
-  readonly pagingCounter: number;
-  readonly hasPrevPage: boolean;
-  readonly hasNextPage: boolean;
-  readonly prevPage: number | null;
-  readonly nextPage: number | null;
-}
+/** The paginated list envelope as the spec describes it, with typed records: the client's `ListPage` shape. */
+export type ListEnvelope<T> = Omit<ListPage, 'docs'> & { readonly docs: T[] };
 
 /** The bulk set/unset answer. */
 export interface BulkRecordResult {

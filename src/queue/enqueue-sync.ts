@@ -1,4 +1,4 @@
-import { tenantSlug } from '../ids.js';
+import { isTenantSlug, tenantSlug } from '../ids.js';
 import { type CollectionSlug, isCollectionSlug } from '../partners/collections.js';
 import { addCollectionJob, addTenantJob, DEFAULT_PREFIX, openSyncQueue, type SyncMode } from './queues.js';
 import { shortLivedRedis } from './redis-settings.js';
@@ -19,7 +19,7 @@ export interface EnqueueSyncOptions {
  * equal job already waiting, when there is one). Throws `UnderstudyError` `US_REDIS` when Redis is unreachable.
  */
 export async function enqueueSync(opts: EnqueueSyncOptions): Promise<string> {
-  if (!/^[a-z0-9][a-z0-9-]*$/.test(opts.tenant)) throw new TypeError(`tenant: not a tenant slug: ${opts.tenant}`);
+  if (!isTenantSlug(opts.tenant)) throw new TypeError(`tenant: not a tenant slug: ${opts.tenant}`);
   if (opts.mode !== 'full' && opts.mode !== 'incremental') throw new TypeError('mode: must be full or incremental');
   for (const c of opts.collections ?? [])
     if (!isCollectionSlug(c)) throw new TypeError(`collections: not a collection: ${c}`);

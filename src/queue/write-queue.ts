@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { type JobsOptions, Queue } from 'bullmq';
 import { Redis } from 'ioredis';
+import { closeAll } from '../close-all.js';
 import { UnderstudyError } from '../errors.js';
 import { type JsonObject, tenantSlug } from '../ids.js';
 import { openSqliteStore } from '../store/sqlite-store.js';
@@ -244,23 +245,16 @@ export async function createWriteQueue(opts: WriteQueueOptions = {}): Promise<Wr
     ...routeMethods(generic),
     enqueue,
     close() {
-      closing ??= (async () => {
-        const failures: unknown[] = [];
-        for (const step of [
+      closing ??= closeAll(
+        [
           () => queue.close(),
           async () => {
             if (owned) await owned.quit().catch(() => owned.disconnect());
           },
           async () => (ownedStore ? (await ownedStore).close() : undefined),
-        ]) {
-          try {
-            await step();
-          } catch (err) {
-            failures.push(err);
-          }
-        }
-        if (failures.length > 0) throw new AggregateError(failures, 'closing the write queue failed');
-      })();
+        ],
+        'the write queue',
+      );
       return closing;
     },
   };

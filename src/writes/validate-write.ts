@@ -1,5 +1,5 @@
 import { UnderstudyError } from '../errors.js';
-import { isJsonObject, type JsonObject, type JsonValue } from '../ids.js';
+import { isJsonObject, isTenantSlug, type JsonObject, type JsonValue } from '../ids.js';
 import {
   type CollectionSlug,
   FORBIDDEN_FIELDS,
@@ -49,7 +49,6 @@ export function parseOp(op: unknown): WriteOp {
   return hit;
 }
 
-const TENANT_RE = /^[a-z0-9][a-z0-9-]*$/;
 const BULK_FIELDS = new Set(['where', 'ids', 'all', 'set', 'unset', 'dryRun']);
 
 const fail = (message: string): never => {
@@ -120,7 +119,7 @@ export async function validateWrite(
   const r = req as Record<string, unknown>;
   const op = parseOp(r.op);
   const { tenant, collection, draft, idempotencyKey } = r;
-  if (typeof tenant !== 'string' || !TENANT_RE.test(tenant)) fail('tenant must be a tenant slug (a-z, 0-9 and -)');
+  if (!isTenantSlug(tenant)) fail('tenant must be a tenant slug (a-z, 0-9 and -)');
   const t = tenant as string;
   if (typeof collection !== 'string' || !isCollectionSlug(collection))
     fail(`unknown collection ${JSON.stringify(collection)} (use the API path name, e.g. event-instances)`);

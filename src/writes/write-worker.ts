@@ -3,6 +3,7 @@ import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { applyWriteProcessor, type WriteTenant } from '../../jobs/apply-write.js';
 import { type AppOptions, createApp } from '../app.js';
+import { type CloseStep, closeAll } from '../close-all.js';
 import type { Config } from '../config/config-schema.js';
 import { databasePath } from '../config/database-path.js';
 import { type ResolvedTenant, resolveTenants } from '../config/resolve-tenants.js';
@@ -210,8 +211,7 @@ export async function startWriteWorker(opts: WriteWorkerOptions): Promise<WriteW
           opts.graceMs ?? 3000,
         );
         grace.unref();
-        const failures: unknown[] = [];
-        const steps: (() => Promise<unknown>)[] = [
+        const steps: CloseStep[] = [
           async () => {
             try {
               await worker.close();
@@ -226,14 +226,7 @@ export async function startWriteWorker(opts: WriteWorkerOptions): Promise<WriteW
             if (owned) await owned.quit().catch(() => owned.disconnect());
           },
         ];
-        for (const step of steps) {
-          try {
-            await step();
-          } catch (err) {
-            failures.push(err);
-          }
-        }
-        if (failures.length > 0) throw new AggregateError(failures, 'closing the write worker failed');
+        await closeAll(steps, 'the write worker');
       })();
       return closing;
     },
@@ -269,18 +262,11 @@ export async function startConfiguredWriteWorker(
   const { url, prefix } = redisSettings(config, env);
   const redis = longLivedRedis(url, opts.log, 'writes');
   const database = databasePath(config, env);
-  const steps: (() => Promise<unknown>)[] = [async () => redis.quit().catch(() => redis.disconnect())];
-  const closeAll = async () => {
-    const failures: unknown[] = [];
-    for (const step of steps.reverse()) {
-      try {
-        await step();
-      } catch (err) {
-        failures.push(err);
-      }
-    }
+  const steps: CloseStep[] = [async () => redis.quit().catch(() => redis.disconnect())];
+  const closeSteps = async () => {
+    const run = [...steps].reverse();
     steps.length = 0;
-    if (failures.length > 0) throw new AggregateError(failures, 'closing the write worker failed');
+    await closeAll(run, 'the write worker');
   };
   try {
     const app = await createApp({
@@ -307,13 +293,13 @@ export async function startConfiguredWriteWorker(
     steps.push(() => writes.close());
     let closing: Promise<void> | null = null;
     const close = () => {
-      closing ??= closeAll();
+      closing ??= closeSteps();
       return closing;
     };
     const reload = (next: Config, nextEnv: NodeJS.ProcessEnv) => writes.reload(resolveTenants(next, nextEnv));
     return { writes, reload, close, [Symbol.asyncDispose]: close };
   } catch (err) {
-    await closeAll().catch(() => undefined);
+    await closeSteps().catch(() => undefined);
     throw err;
   }
 }
