@@ -193,13 +193,20 @@ export const epochFor = (seed: number): number => Date.UTC(2026, 0, 15) + (Math.
 /** Deep copy of JSON data. */
 export const clone = <T extends JsonValue>(v: T): T => structuredClone(v);
 
-/** `updatedAt` for a change: strictly after every previous value given, and not before now. */
+/** How far ahead of the clock a previous stamp may be and still hold the next one back (see `nextStamp`). */
+const FORCED_AHEAD_MS = 60_000;
+
+/**
+ * `updatedAt` for a change: strictly after every previous value given, and not before now. A previous value more
+ * than a minute ahead of the clock was forced (`mutate` with `updatedAt`, e.g. 2099) and is ignored: a forced
+ * value never moves the clock, so later ordinary edits are dated now.
+ */
 export const nextStamp = (now: number, previous: readonly (JsonValue | undefined)[]): string => {
   let t = now;
   for (const p of previous) {
     if (typeof p !== 'string') continue;
     const ms = Date.parse(p);
-    if (!Number.isNaN(ms) && ms + 1 > t) t = ms + 1;
+    if (!Number.isNaN(ms) && ms + 1 > t && ms <= now + FORCED_AHEAD_MS) t = ms + 1;
   }
   return iso(t);
 };

@@ -1,6 +1,7 @@
 /** Faults injected for the next N matching requests. */
 export interface FaultSpec {
-  kind: 'latency' | 'status' | 'reset' | 'malformed' | 'rate-limit';
+  /** stale-page: a list request is answered as if `where` and `page` were absent, with `hasNextPage: true`. */
+  kind: 'latency' | 'status' | 'reset' | 'malformed' | 'rate-limit' | 'stale-page';
   count: number;
   /** latency: delay before answering normally (default 200). */
   ms?: number;
@@ -18,7 +19,7 @@ export class FaultQueue {
   private faults: { spec: FaultSpec; left: number }[] = [];
 
   add(spec: FaultSpec): void {
-    const kinds = ['latency', 'status', 'reset', 'malformed', 'rate-limit'];
+    const kinds = ['latency', 'status', 'reset', 'malformed', 'rate-limit', 'stale-page'];
     if (!kinds.includes(spec.kind)) throw new TypeError(`fault kind must be one of ${kinds.join(', ')}`);
     if (!Number.isInteger(spec.count) || spec.count < 1) throw new TypeError('fault count must be a positive integer');
     this.faults.push({ spec: { ...spec }, left: spec.count });

@@ -12,6 +12,11 @@ export interface MutateSpec {
   deletes?: number;
   /** All created and edited records share one updatedAt. */
   sameUpdatedAt?: boolean;
+  /**
+   * Created and edited records get exactly this updatedAt (any string, e.g. one in 2099, or null), without
+   * moving the clock: later ordinary edits are dated now.
+   */
+  updatedAt?: string | null;
 }
 
 export interface MutateResult {
@@ -38,11 +43,20 @@ const edit = (c: CollectionSlug, doc: JsonObject, rev: number): JsonObject => {
   return d;
 };
 
+/** The `updatedAt` a mutation forces, when it forces one: a string or null; anything else is refused. */
+function forcedStamp(spec: MutateSpec): { given: false } | { given: true; value: string | null } {
+  if (!('updatedAt' in spec) || spec.updatedAt === undefined) return { given: false };
+  const v: unknown = spec.updatedAt;
+  if (v !== null && typeof v !== 'string') throw new TypeError('updatedAt must be a string (ISO 8601) or null');
+  return { given: true, value: v };
+}
+
 /**
  * Creates, edits and deletes records deterministically (choices come from `prng`); each edit moves updatedAt
  * strictly forward; with `sameUpdatedAt` all created and edited records get one shared instant.
  */
 export function mutate(t: TenantData, spec: MutateSpec, prng: Prng, now: number, rev: () => number): MutateResult {
+  const forced = forcedStamp(spec);
   const data = t.collections[spec.collection];
   const result: MutateResult = { created: [], edited: [], deleted: [] };
   const ids = [...data.byId.keys()].sort();
@@ -67,7 +81,8 @@ export function mutate(t: TenantData, spec: MutateSpec, prng: Prng, now: number,
     const id = choose();
     if (id) editIds.push(id);
   }
-  const shared = spec.sameUpdatedAt
+  // A forced stamp (a string or null) replaces the clock for this mutation only.
+  const shared: string | null = spec.sameUpdatedAt
     ? nextStamp(
         now,
         editIds.map((id) => data.byId.get(id)?.main.updatedAt),
@@ -77,17 +92,21 @@ export function mutate(t: TenantData, spec: MutateSpec, prng: Prng, now: number,
     const rec = data.byId.get(id);
     if (!rec) continue;
     const next = edit(spec.collection, rec.main, rev());
-    next.updatedAt = shared ?? nextStamp(now, [rec.main.updatedAt, rec.draft?.updatedAt]);
+    next.updatedAt = forced.given
+      ? forced.value
+      : (shared ?? nextStamp(now, [rec.main.updatedAt, rec.draft?.updatedAt]));
     rec.main = next;
-    if (rec.draft && Date.parse(String(rec.draft.updatedAt)) <= Date.parse(String(next.updatedAt))) rec.draft = null;
+    const superseded = Date.parse(String(rec.draft?.updatedAt)) <= Date.parse(String(next.updatedAt));
+    if (rec.draft && (forced.given || superseded)) rec.draft = null;
     result.edited.push(id);
   }
   const ctx = runtimeContext(t, prng, now);
   for (let i = 0; i < (spec.creates ?? 0); i++) {
     const doc = GENERATORS[spec.collection](ctx, data.nextIndex++);
     if (doc._status === 'draft') doc._status = 'published';
-    const stamp = shared ?? iso(now);
-    doc.createdAt = stamp;
+    const stamp = forced.given ? forced.value : (shared ?? iso(now));
+    // A forced stamp never puts createdAt in the future or makes it null: such a record is created now.
+    doc.createdAt = !forced.given || (typeof stamp === 'string' && Date.parse(stamp) <= now) ? stamp : iso(now);
     doc.updatedAt = stamp;
     data.put({ id: String(doc.id), main: doc, draft: null });
     result.created.push(String(doc.id));

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { JsonObject, JsonValue } from '../ids.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../ids.js';
 import {
   API_VERSION,
   BULK_ROUTES,
@@ -236,6 +236,7 @@ export async function handle(s: SimState, req: IncomingMessage, res: ServerRespo
   for (const hook of s.hooks)
     await hook({ method, path: pathname, n, ...(keyTenant ? { tenant: keyTenant.slug } : {}) });
   const fault = s.faults.take(method, raw);
+  let query = search;
   if (fault) {
     switch (fault.kind) {
       case 'latency':
@@ -256,6 +257,9 @@ export async function handle(s: SimState, req: IncomingMessage, res: ServerRespo
         res.end(text);
         return;
       }
+      case 'stale-page':
+        query = staleQuery(search);
+        break;
       case 'rate-limit': {
         const secs = String(fault.retryAfterSeconds ?? 1);
         return send(
@@ -283,7 +287,10 @@ export async function handle(s: SimState, req: IncomingMessage, res: ServerRespo
   }
   count(s, tenant.slug, tenant.key, kind === 'read' ? 'reads' : 'writes');
   try {
-    const { status, body } = await route(s, tenant, method, rest, search, req);
+    const { status, body } = await route(s, tenant, method, rest, query, req);
+    // A stale cache in front of the upstream: always the first page, always "more to come".
+    if (fault?.kind === 'stale-page' && isJsonObject(body) && Array.isArray(body.docs))
+      Object.assign(body, { hasNextPage: true, nextPage: 2 });
     send(res, status, body, decision.headers);
   } catch (err) {
     if (err instanceof SimHttpError) {
@@ -293,6 +300,13 @@ export async function handle(s: SimState, req: IncomingMessage, res: ServerRespo
     }
   }
 }
+
+/** The query string without `where` and `page` (the `stale-page` fault: a cache that ignores them). */
+const staleQuery = (search: string): string => {
+  const params = new URLSearchParams(search);
+  for (const k of [...params.keys()]) if (k === 'page' || k === 'where' || k.startsWith('where[')) params.delete(k);
+  return params.toString();
+};
 
 const routeMissing = (allowed: string[]): SimHttpError =>
   allowed.length
