@@ -8,6 +8,7 @@ export type ErrorCode =
   | 'US_AUTH'
   | 'US_UPSTREAM'
   | 'US_UPSTREAM_UNAVAILABLE'
+  | 'US_UPSTREAM_STUCK'
   | 'US_RATE_LIMITED'
   | 'US_BAD_RESPONSE'
   | 'US_NOT_FOUND'
@@ -95,6 +96,21 @@ export class BadResponseError extends UnderstudyError {
   }
   /** The upstream answered (2xx), so a write it carried was most likely applied. */
   readonly outcome: UpstreamOutcome = 'answered';
+}
+
+/**
+ * A list page that does not advance the sync's position: the upstream (or a cache in front of it) ignores `where`
+ * or `page` and keeps answering the same records with more to come. Final: asking again would loop for ever.
+ */
+export class StuckPageError extends UnderstudyError {
+  constructor(
+    readonly method: string,
+    readonly route: string,
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super('US_UPSTREAM_STUCK', `${method} ${route}: ${message}`, options);
+  }
 }
 
 export const isUnderstudyError = (err: unknown): err is UnderstudyError => err instanceof UnderstudyError;

@@ -137,7 +137,9 @@ const worstExit = (reports: TenantReport[]): number => {
     for (const c of t.collections)
       if (c.error) {
         const e =
-          c.errorCode === 'US_UPSTREAM_UNAVAILABLE' || c.errorCode === 'US_RATE_LIMITED'
+          c.errorCode === 'US_UPSTREAM_UNAVAILABLE' ||
+          c.errorCode === 'US_RATE_LIMITED' ||
+          c.errorCode === 'US_UPSTREAM_STUCK'
             ? 4
             : c.errorCode === 'US_AUTH'
               ? 3

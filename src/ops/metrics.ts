@@ -21,6 +21,10 @@ export interface SyncReportLike {
   readonly inserted: number;
   readonly updated: number;
   readonly deleted: number;
+  /** Records dated in the future (past the run's start plus the skew allowance), seen by this run. */
+  readonly future?: number;
+  /** Records whose `updatedAt` is null or not a date, seen by this run. */
+  readonly undated?: number;
   readonly ms: number;
   readonly error?: string;
   readonly skipped?: string;
@@ -152,6 +156,18 @@ export function createOpsMetrics(opts: OpsMetricsOptions = {}): OpsMetrics {
     labelNames: ['tenant', 'collection'] as const,
     registers,
   });
+  const futureDated = new Counter({
+    name: 'understudy_records_future_dated_total',
+    help: 'Records read by sync dated in the future (past the run start plus sync.clockSkewMs), by tenant and collection.',
+    labelNames: ['tenant', 'collection'] as const,
+    registers,
+  });
+  const undated = new Counter({
+    name: 'understudy_records_undated_total',
+    help: 'Records read by sync whose updatedAt is null or not a date, by tenant and collection.',
+    labelNames: ['tenant', 'collection'] as const,
+    registers,
+  });
   const syncSeconds = new Histogram({
     name: 'understudy_sync_duration_seconds',
     help: 'Duration of one collection sync, by tenant, collection, mode and status (ok, failed, skipped).',
@@ -270,6 +286,8 @@ export function createOpsMetrics(opts: OpsMetricsOptions = {}): OpsMetrics {
       if (r.inserted > 0) upserted.inc({ tenant, collection, change: 'inserted' }, r.inserted);
       if (r.updated > 0) upserted.inc({ tenant, collection, change: 'updated' }, r.updated);
       if (r.deleted > 0) deleted.inc({ tenant, collection }, r.deleted);
+      if ((r.future ?? 0) > 0) futureDated.inc({ tenant, collection }, r.future);
+      if ((r.undated ?? 0) > 0) undated.inc({ tenant, collection }, r.undated);
       if (status === 'ok') noteSuccess(tenant, collection, now());
     }),
     lastSuccess: safe(noteSuccess),

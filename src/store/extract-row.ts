@@ -31,6 +31,12 @@ export function normaliseInstant(v: JsonValue | undefined): string | null {
   return Number.isNaN(ms) ? v : new Date(ms).toISOString();
 }
 
+/** `updated_at` of a row: the normalised instant, or null when `updatedAt` is absent, null or not a date. */
+export function rowUpdatedAt(v: JsonValue | undefined): string | null {
+  const n = normaliseInstant(v);
+  return n !== null && !Number.isNaN(Date.parse(n)) ? n : null;
+}
+
 const at = (doc: UpstreamDoc, path: string): JsonValue | undefined => {
   if (!path.includes('.')) return doc[path];
   let cur: JsonValue | undefined = doc;

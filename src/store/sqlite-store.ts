@@ -6,7 +6,7 @@ import { COLLECTIONS, type CollectionSlug } from '../partners/collections.js';
 import type { UpstreamDoc } from '../partners/partners-client.js';
 import { TYPED_COLUMNS } from './columns.js';
 import { collectionTable, type Database, type SyncStateTable } from './db-schema.js';
-import { docKey, extractColumn, normaliseInstant, type SqlValue } from './extract-row.js';
+import { docKey, extractColumn, normaliseInstant, rowUpdatedAt, type SqlValue } from './extract-row.js';
 import { migrateToLatest } from './migrate.js';
 import { openDatabase } from './open-database.js';
 import {
@@ -178,7 +178,7 @@ export class SqliteStore implements Store {
           const out: SqlValue[] = [
             k.tenant,
             id,
-            normaliseInstant(doc.updatedAt),
+            rowUpdatedAt(doc.updatedAt),
             normaliseInstant(doc.createdAt),
             docText,
             null,
@@ -222,7 +222,7 @@ export class SqliteStore implements Store {
           k.tenant,
           id,
           k.variant,
-          normaliseInstant(doc.updatedAt),
+          rowUpdatedAt(doc.updatedAt),
           docText,
           null,
           seenRun,
@@ -253,7 +253,7 @@ export class SqliteStore implements Store {
         counts.inserted++;
         continue;
       }
-      const newer = isNewer(normaliseInstant(doc.updatedAt), old.updated_at);
+      const newer = isNewer(rowUpdatedAt(doc.updatedAt), old.updated_at);
       const changed = old.deleted_at !== null || (newer ?? old.undated_doc !== docText);
       if (changed) {
         w.upsert.run(...w.row(key, id, doc, docText, seenRunId, now));

@@ -6,17 +6,20 @@ import type { Position } from '../store/store.js';
 /** The field that breaks updatedAt ties in sync order: `id`, or `filename` for media, which carry no id. */
 export const keyFieldFor = (c: CollectionSlug): string => (c === 'media' ? 'filename' : 'id');
 
-/** Where a record sits in (updatedAt, key) order; throws when the upstream sent a record without them. */
-export function positionOf(doc: UpstreamDoc, keyField: string, route: string): Position {
-  const updatedAt = doc.updatedAt;
+/** Whether a record's `updatedAt` is a date sync can page by (a string that parses as an instant). */
+export const isDated = (doc: UpstreamDoc): boolean =>
+  typeof doc.updatedAt === 'string' && !Number.isNaN(Date.parse(doc.updatedAt));
+
+/**
+ * Where a record sits in (updatedAt, key) order; null when its `updatedAt` is null or not a date (such a record
+ * is mirrored, but cannot carry a position). Throws when the upstream sent a record without its key.
+ */
+export function positionOf(doc: UpstreamDoc, keyField: string, route: string): Position | null {
   const key = doc[keyField];
-  if (typeof updatedAt !== 'string' || Number.isNaN(Date.parse(updatedAt))) {
-    throw new BadResponseError('GET', route, 'a record has no valid updatedAt');
-  }
   if (typeof key !== 'string' && typeof key !== 'number') {
     throw new BadResponseError('GET', route, `a record has no ${keyField}`);
   }
-  return { updatedAt, id: String(key) };
+  return isDated(doc) ? { updatedAt: doc.updatedAt as string, id: String(key) } : null;
 }
 
 const compareIds = (a: string, b: string): number => {
@@ -29,6 +32,13 @@ export function comparePositions(a: Position, b: Position): number {
   const t = Date.parse(a.updatedAt) - Date.parse(b.updatedAt);
   return t !== 0 ? Math.sign(t) : compareIds(a.id, b.id);
 }
+
+/** The earlier of two positions (null counts as no bound). */
+export const earlierOf = (a: Position | null, b: Position | null): Position | null => {
+  if (!a) return b;
+  if (!b) return a;
+  return comparePositions(a, b) <= 0 ? a : b;
+};
 
 export const laterOf = (a: Position | null, b: Position | null): Position | null => {
   if (!a) return b;

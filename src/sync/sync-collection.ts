@@ -7,7 +7,17 @@ import { hasMore } from '../partners/list-envelope.js';
 import type { CallOptions, ListQuery, PartnersClient, ReadQuery, UpstreamDoc } from '../partners/partners-client.js';
 import { type Position, PUBLISHED, type Store, type SyncKey, type SyncState, type Variant } from '../store/store.js';
 import type { ReadRoutes } from './discover-routes.js';
-import { afterWhere, EPOCH, keyFieldFor, laterOf, positionOf, sinceWhere } from './position.js';
+import { PageProgress } from './page-progress.js';
+import {
+  afterWhere,
+  comparePositions,
+  EPOCH,
+  earlierOf,
+  keyFieldFor,
+  laterOf,
+  positionOf,
+  sinceWhere,
+} from './position.js';
 import { edgesTo, populatedDocs, refId, refValues } from './references.js';
 
 export type SyncMode = 'full' | 'incremental';
@@ -21,6 +31,11 @@ export interface SyncDeps {
   readonly pageSize?: number;
   /** How far before the cursor an incremental run starts re-reading, for late-committed upstream writes. Default 1000. */
   readonly overlapMs?: number;
+  /**
+   * How far ahead of the run's start an upstream `updatedAt` may be before the record counts as future-dated
+   * (counted, logged). The cursor itself never moves past the run's start. Default 60000.
+   */
+  readonly clockSkewMs?: number;
   /** Aborted when the process should stop gracefully: the page in flight is committed, then sync stops. */
   readonly stop?: AbortSignal;
   /** Shared by every collection of one run in `sync_runs.run_id`; a fresh id per collection when absent. */
@@ -43,6 +58,10 @@ export interface CollectionReport {
   updated: number;
   unchanged: number;
   deleted: number;
+  /** Records dated later than the run's start plus `clockSkewMs`: mirrored, never moving the cursor. */
+  future: number;
+  /** Records whose `updatedAt` is null or not a date: mirrored (compared by JSON text), never stopping the run. */
+  undated: number;
   requests: number;
   ms: number;
   skipped?: string;
@@ -69,10 +88,19 @@ export function variantsFor(target: TenantTarget, c: CollectionSlug): VariantSpe
 }
 
 const DEFAULT_PAGE_SIZE = 1000;
+/** How far ahead of the run's start an upstream `updatedAt` may be before it counts as future-dated. */
+export const DEFAULT_CLOCK_SKEW_MS = 60_000;
+const FUTURE_IDS_LOGGED = 10;
 
 class Run {
   readonly report: CollectionReport;
   pages = 0;
+  /** When the run started (ISO): no cursor it saves goes past it. */
+  readonly startedAt: string;
+  /** Records dated after this instant (ms) are future-dated: the run's start plus the clock-skew allowance. */
+  readonly futureAfter: number;
+  /** Ids of the first future-dated records seen, for the warning. */
+  readonly futureIds: string[] = [];
   constructor(
     readonly deps: SyncDeps,
     readonly tenant: TenantSlug,
@@ -86,9 +114,27 @@ class Run {
       updated: 0,
       unchanged: 0,
       deleted: 0,
+      future: 0,
+      undated: 0,
       requests: 0,
       ms: 0,
     };
+    this.startedAt = this.now();
+    this.futureAfter = Date.parse(this.startedAt) + (deps.clockSkewMs ?? DEFAULT_CLOCK_SKEW_MS);
+  }
+  /** The last position of a page, counting its undated and future-dated records on the way. */
+  positionsOf(docs: readonly UpstreamDoc[], keyField: string): Position | null {
+    let last: Position | null = null;
+    for (const doc of docs) {
+      const p = positionOf(doc, keyField, this.route());
+      if (p === null) this.report.undated++;
+      else if (Date.parse(p.updatedAt) > this.futureAfter) {
+        this.report.future++;
+        if (this.futureIds.length < FUTURE_IDS_LOGGED) this.futureIds.push(p.id);
+      }
+      last = laterOf(last, p);
+    }
+    return last;
   }
   get opts(): CallOptions {
     return {
@@ -123,62 +169,89 @@ class Run {
   }
 }
 
-/** Pages through a list route in (updatedAt, key) order, committing each page with its checkpoint. */
+/**
+ * Pages through a list route in (updatedAt, key) order, committing each page with its checkpoint. The cursor never
+ * moves past the run's start, so a record dated in the future cannot hide the edits made before its date.
+ */
 async function syncListed(run: Run, spec: VariantSpec, mode: SyncMode): Promise<void> {
   const { store, log } = run.deps;
   const key = run.key(spec.variant);
   const keyField = keyFieldFor(run.collection);
   const limit = run.deps.pageSize ?? DEFAULT_PAGE_SIZE;
+  const ceiling: Position = { updatedAt: run.startedAt, id: '' };
   let state = await store.getSyncState(key);
-  const full = mode === 'full' || state.cursor === null || state.full !== null;
+  // A cursor already past now (left by a record dated in the future) cannot say what was missed: read it all again.
+  const broken = state.cursor !== null && Date.parse(state.cursor.updatedAt) > run.futureAfter;
+  if (broken && mode === 'incremental' && !state.full)
+    log.warn(
+      { variant: spec.variant, cursor: state.cursor },
+      'cursor is past now; this run reads the collection in full',
+    );
+  const full = mode === 'full' || state.cursor === null || state.full !== null || broken;
   let runId: string | null = null;
   let after: Position | null;
   let where: ListQuery['where'];
+  const resumable = state.incremental?.after ?? null;
   if (full) {
     runId = state.full?.runId ?? randomUUID();
     after = state.full?.after ?? null;
     if (!state.full) {
-      state = { ...state, full: { runId, after: null } };
+      state = { ...state, full: { runId, after: null }, incremental: null };
       await store.saveSyncState(key, state);
     }
     where = after ? afterWhere(after, keyField) : undefined;
+  } else if (resumable && state.cursor && comparePositions(resumable, state.cursor) <= 0) {
+    // An interrupted incremental run: go on right after its last committed page, without the overlap re-read
+    // (that re-read would fetch every committed page of a burst of edits sharing one second again).
+    after = resumable;
+    where = afterWhere(after, keyField);
   } else {
     after = null;
     const overlap = run.deps.overlapMs ?? 1000;
     const cursor = state.cursor ?? EPOCH;
     where = sinceWhere(new Date(Math.max(0, Date.parse(cursor.updatedAt) - overlap)).toISOString());
+    state = { ...state, incremental: { after: null } };
   }
   log.debug({ collection: run.collection, variant: spec.variant, full, resumeFrom: after }, 'sync pass starting');
+  const progress = new PageProgress(run.route(), keyField);
+  // Page numbers only while the pass holds no position yet: records without a date (sorted first) carry none.
+  let pageNo = 1;
   for (;;) {
     run.checkStop();
     const q: ListQuery = {
       ...spec.query,
       collection: run.collection,
       limit,
-      page: 1,
+      page: pageNo,
       sort: `updatedAt,${keyField}`,
       depth: 0,
       ...(where ? { where } : {}),
     };
     const page = await run.deps.client.listPage(q, run.opts);
     const docs = page.docs;
+    const last = run.positionsOf(docs, keyField);
+    progress.check(docs, after, last);
+    const moved = last !== null;
+    if (last) after = last;
     if (docs.length > 0) {
-      const positions = docs.map((d) => positionOf(d, keyField, run.route()));
-      const last = positions.reduce<Position | null>((a, b) => laterOf(a, b), null) as Position;
-      after = last;
       state = full
-        ? { ...state, full: { runId: runId as string, after: last } }
-        : { ...state, cursor: laterOf(state.cursor, last) };
+        ? { ...state, full: { runId: runId as string, after } }
+        : { ...state, cursor: laterOf(state.cursor, earlierOf(last, ceiling)), incremental: { after } };
       const counts = await store.applyPage(key, docs, state, runId ?? undefined);
       run.counted(counts, docs.length);
       log.debug({ collection: run.collection, variant: spec.variant, docs: docs.length, ...counts }, 'page committed');
     }
-    if (docs.length === 0 || !hasMore(page, limit) || !after) break;
-    where = afterWhere(after, keyField);
+    if (docs.length === 0 || !hasMore(page, limit)) break;
+    if (moved && after) {
+      where = afterWhere(after, keyField);
+      pageNo = 1;
+    } else pageNo++;
   }
+  const reached = earlierOf(after, ceiling);
   const done: SyncState = {
     ...state,
-    cursor: laterOf(state.cursor, after) ?? EPOCH,
+    // A full pass read everything: its own position replaces the cursor (repairing one left past now).
+    cursor: (full ? reached : laterOf(state.cursor, reached)) ?? EPOCH,
     full: null,
     incremental: null,
     lastSuccessAt: run.now(),
@@ -260,6 +333,7 @@ async function syncEmbedded(run: Run, spec: VariantSpec, mode: SyncMode, from: C
   const select = Object.fromEntries(fields.map((f) => [f, true]));
   const joins = Object.fromEntries(fields.map((f) => [f, { limit: 0 }]));
   let after: Position | null = null;
+  const progress = new PageProgress(`/partners/{version}/{tenant}/${from}`, keyField);
   for (;;) {
     run.checkStop();
     // Keyset paging over the parents, as for listed collections: parents created, edited or deleted mid-run
@@ -279,10 +353,13 @@ async function syncEmbedded(run: Run, spec: VariantSpec, mode: SyncMode, from: C
       run.opts,
     );
     const found = new Map<string, UpstreamDoc>();
+    let last: Position | null = null;
     for (const doc of page.docs) {
       for (const edge of edges) for (const d of populatedDocs(doc, edge)) found.set(refId(d) as string, d);
-      after = laterOf(after, positionOf(doc, keyField, run.route()));
+      last = laterOf(last, positionOf(doc, keyField, run.route()));
     }
+    progress.check(page.docs, after, last);
+    after = laterOf(after, last);
     if (found.size > 0) run.counted(await store.applyPage(key, [...found.values()], running, runId), found.size);
     if (page.docs.length === 0 || !hasMore(page, limit)) break;
   }
@@ -369,7 +446,7 @@ export async function syncCollection(
   const run = new Run(deps, target.slug, collection, signal);
   const log = deps.log.child({ tenant: target.slug, collection });
   const reach = reachOf(collection, routes);
-  const startedAt = run.now();
+  const startedAt = run.startedAt;
   let failure: unknown = null;
   if (reach.how === 'none') {
     run.report.skipped = reach.reason;
@@ -386,6 +463,10 @@ export async function syncCollection(
     }
   }
   run.report.ms = Date.now() - started;
+  if (run.report.future > 0) {
+    const futureAfter = new Date(run.futureAfter).toISOString();
+    log.warn({ future: run.report.future, ids: run.futureIds, futureAfter }, 'records dated in the future');
+  }
   // A graceful stop is not a failure: committed pages stay, the next run resumes, and status shows no error.
   const stopped = failure instanceof UnderstudyError && failure.code === 'US_ABORTED';
   const code = failure instanceof UnderstudyError ? failure.code : undefined;

@@ -56,6 +56,8 @@ const outcome = (over: Partial<CollectionOutcome> = {}): CollectionOutcome => ({
   updated: 0,
   unchanged: 0,
   deleted: 0,
+  future: 0,
+  undated: 0,
   requests: 1,
   ms: 1,
   ...over,

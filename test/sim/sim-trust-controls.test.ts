@@ -5,7 +5,11 @@ import { docsOf, openSim } from './sim-helpers.js';
 const FUTURE = '2099-01-01T00:00:00.000Z';
 
 const post = async (url: string, body: unknown) => {
-  const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const r = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   return { status: r.status, json: (await r.json()) as JsonObject };
 };
 
