@@ -111,7 +111,13 @@ export async function createWorkerApp(config: Config, opts: WorkerAppOptions): P
     if (!t || !client) throw new Error(`tenant ${data.tenant} is not in the config`);
     const routes = await routesOf(data.tenant, run.signal);
     const report = await syncCollection(
-      { client, store: app.store, log, stop: run.stop },
+      {
+        client,
+        store: app.store,
+        log,
+        stop: run.stop,
+        ...(config.sync?.clockSkewMs !== undefined ? { clockSkewMs: config.sync.clockSkewMs } : {}),
+      },
       {
         slug: t.slug,
         drafts: t.drafts,

@@ -79,6 +79,10 @@ export function resolveInvocation(
   return { config, database, tenants, collections, mode: values.full ? 'full' : 'incremental' };
 }
 
+/** The config's `sync` tuning, as sync deps. */
+export const syncTuning = (config: Config): { clockSkewMs?: number } =>
+  config.sync?.clockSkewMs !== undefined ? { clockSkewMs: config.sync.clockSkewMs } : {};
+
 const parseSyncFlags = (argv: string[]) => parseFlags(argv, FLAGS);
 
 /** Runs one sync of every chosen tenant, in parallel across tenants; a refused key aborts them all. */
@@ -102,7 +106,13 @@ export async function runSync(
       const report: TenantReport = { slug: tenant.slug, collections: [] };
       try {
         return await syncTenant(
-          { client: app.clientFor(tenant), store: app.store, log, ...(progress ? { onProgress: progress } : {}) },
+          {
+            client: app.clientFor(tenant),
+            store: app.store,
+            log,
+            ...syncTuning(inv.config),
+            ...(progress ? { onProgress: progress } : {}),
+          },
           {
             slug: tenant.slug,
             drafts: tenant.drafts,

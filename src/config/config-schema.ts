@@ -49,6 +49,16 @@ export const ConfigSchema = v.strictObject({
       stalledIntervalMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(500))),
     }),
   ),
+  /** Sync tuning (issue 10); every field optional. */
+  sync: v.optional(
+    v.strictObject({
+      /**
+       * How far ahead of a run's start an upstream `updatedAt` may be before the record counts as future-dated
+       * (counted, logged, a metric). The cursor never moves past the run's start whatever this is.
+       */
+      clockSkewMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(86_400_000))),
+    }),
+  ),
   writes: v.optional(
     v.strictObject({
       attempts: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), 8),

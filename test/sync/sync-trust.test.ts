@@ -219,3 +219,32 @@ describe('resuming an interrupted incremental run', () => {
       expect(mirrored(h, 'event-instances', String(d.id))?.updated_at, String(d.id)).toBe(d.updatedAt);
   });
 });
+
+describe('config sync.clockSkewMs', () => {
+  it('is optional, and refused (naming the path) when negative or not an integer', async () => {
+    const { parseConfig } = await import('../../src/config/load-config.js');
+    const base = { baseUrl: 'http://127.0.0.1:1', tenants: [{ slug: 'a', apiKeyEnv: 'K' }] };
+    expect(parseConfig({ ...base, sync: { clockSkewMs: 5000 } }).sync?.clockSkewMs).toBe(5000);
+    expect(() => parseConfig({ ...base, sync: { clockSkewMs: -1 } })).toThrow(/sync\.clockSkewMs/);
+    expect(() => parseConfig({ ...base, sync: { clockSkewMs: 1.5 } })).toThrow(/sync\.clockSkewMs/);
+  });
+
+  it('sets how far ahead of the run a record must be dated to count as future', async () => {
+    const h = await syncHarness({ routes: 'full', maxLimit: 5 });
+    const r = await routes(h);
+    await syncCollection(h.deps(), h.target, 'series', 'full', r, signal());
+    const soon = new Date(Date.now() + 3_600_000).toISOString();
+    h.sim.controls.mutate({ tenant: h.tenant.slug, collection: 'series', edits: 1, updatedAt: soon });
+    const lenient = await syncCollection(
+      h.deps({ clockSkewMs: 7_200_000 }),
+      h.target,
+      'series',
+      'incremental',
+      r,
+      signal(),
+    );
+    expect(lenient.future).toBe(0);
+    const strict = await syncCollection(h.deps({ clockSkewMs: 0 }), h.target, 'series', 'incremental', r, signal());
+    expect(strict.future).toBe(1);
+  });
+});
