@@ -1,0 +1,86 @@
+import { once } from 'node:events';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { enqueueSync } from '../../src/queue/enqueue-sync.js';
+import { startRedis, type TestRedis } from '../helpers/redis-server.js';
+import { collect, runCli, spawnCli } from '../helpers/run-cli.js';
+import { workerHarness } from './worker-harness.js';
+
+let server: TestRedis;
+beforeAll(async () => {
+  server = await startRedis();
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+const C = 'event-instances';
+
+describe('a worker killed with -9 during an incremental sync', () => {
+  it('another worker resumes after the last committed page and asks for none of them again', async () => {
+    const h = await workerHarness(server.url);
+    const first = await runCli(['sync', '--config', h.configPath, '--collection', C, '--full'], { env: h.env });
+    expect(first.code, first.stderr).toBe(0);
+    const edited = h.sim.controls.mutate({ tenant: h.tenant.slug, collection: C, edits: 30 }).edited;
+    h.sim.controls.reset();
+    // Hold the 4th page request: the 3 pages before it are committed (each commits before the next is asked for).
+    let release = () => {};
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    let arrived = () => {};
+    const reached = new Promise<void>((r) => {
+      arrived = r;
+    });
+    let seen = 0;
+    const off = h.sim.controls.beforeRequest(async (r) => {
+      if (!r.path.includes(C)) return;
+      if (++seen === 4) {
+        arrived();
+        await held;
+      }
+    });
+    const a = spawnCli(['worker', '--config', h.configPath], { env: h.env });
+    const aOut = collect(a);
+    const jobId = await enqueueSync({
+      redisUrl: server.url,
+      prefix: h.prefix,
+      tenant: h.tenant.slug,
+      collections: [C],
+      mode: 'incremental',
+    });
+    await reached;
+    a.kill('SIGKILL');
+    await aOut;
+    const committed = h.sim.controls
+      .requestLog()
+      .filter((e) => e.path.includes(C) && e.status === 200)
+      .map((e) => e.path);
+    expect(committed).toHaveLength(3);
+    off();
+    release();
+    h.sim.controls.reset();
+
+    const b = spawnCli(['worker', '--config', h.configPath], { env: h.env });
+    const bOut = collect(b);
+    await vi.waitFor(async () => expect(await h.state(jobId)).toBe('completed'), { timeout: 45_000, interval: 100 });
+    const again = h.sim.controls
+      .requestLog()
+      .filter((e) => e.path.includes(C))
+      .map((e) => e.path);
+    expect(again.filter((p) => committed.includes(p))).toEqual([]);
+    const job = await h.queue.getJob(jobId);
+    // 3 committed pages of 5: at most the other 15 edits (and the boundary record) are fetched now.
+    expect((job?.returnvalue as { fetched: number } | undefined)?.fetched).toBeLessThanOrEqual(30 - 15 + 1);
+    const sql = await runCli(
+      ['sql', '--db', h.db, '--json', "SELECT id, json_extract(doc, '$.updatedAt') AS u FROM event_instances"],
+      { env: h.env },
+    );
+    const rows = new Map((JSON.parse(sql.stdout) as { id: string; u: string }[]).map((r) => [r.id, r.u]));
+    for (const d of h.sim.controls.docs(h.tenant.slug, C))
+      if (edited.includes(String(d.id))) expect(rows.get(String(d.id)), String(d.id)).toBe(d.updatedAt);
+    b.kill('SIGTERM');
+    const [code] = (await once(b, 'exit')) as [number | null];
+    expect(code).toBe(0);
+    await bOut;
+  });
+});
