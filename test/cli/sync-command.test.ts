@@ -33,6 +33,8 @@ describe('understudy sync (CLI)', () => {
       'updated',
       'unchanged',
       'deleted',
+      'future',
+      'undated',
       'requests',
       'ms',
     ]);
