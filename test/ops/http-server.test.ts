@@ -99,6 +99,8 @@ describe('ops HTTP server', () => {
       understudy_rate_gate_wait_seconds: 'histogram',
       understudy_records_upserted_total: 'counter',
       understudy_records_deleted_total: 'counter',
+      understudy_records_future_dated_total: 'counter',
+      understudy_records_undated_total: 'counter',
       understudy_sync_duration_seconds: 'histogram',
       understudy_sync_last_success_timestamp_seconds: 'gauge',
       understudy_sync_lag_seconds: 'gauge',
