@@ -427,6 +427,33 @@ export class SqliteStore implements Store {
     return this.all(q.orderBy('id').limit(limit).compile()) as { id: string; doc?: string }[];
   }
 
+  async countUpdatedBetween(key: SyncKey, from: string, to: string): Promise<number> {
+    return this.tx('countUpdatedBetween', () => {
+      const n = sql<number>`count(*)`.as('n');
+      const q =
+        key.variant === PUBLISHED
+          ? this.db
+              .selectFrom(collectionTable(key.collection))
+              .select(n)
+              .where('tenant', '=', key.tenant)
+              .where('deleted_at', 'is', null)
+              .where('updated_at', '>=', from)
+              .where('updated_at', '<=', to)
+              .compile()
+          : this.db
+              .selectFrom('doc_variants')
+              .select(n)
+              .where('collection', '=', key.collection)
+              .where('tenant', '=', key.tenant)
+              .where('variant', '=', key.variant)
+              .where('deleted_at', 'is', null)
+              .where('updated_at', '>=', from)
+              .where('updated_at', '<=', to)
+              .compile();
+      return Number(this.all(q)[0]?.n ?? 0);
+    });
+  }
+
   async liveIds(key: SyncKey): Promise<Set<string>> {
     return this.tx('liveIds', () => new Set(this.liveChunk(key, null, -1, false).map((r) => r.id)));
   }

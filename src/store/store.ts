@@ -89,6 +89,8 @@ export interface Store {
   upsertDocs(key: SyncKey, docs: readonly UpstreamDoc[]): Promise<UpsertCounts>;
   /** Marks one record deleted (write-through of a DELETE); returns whether a live row was marked. */
   markDeleted(key: SyncKey, id: string, now: string): Promise<boolean>;
+  /** How many live rows of a key have `updated_at` between `from` and `to` (ISO instants, both included). */
+  countUpdatedBetween(key: SyncKey, from: string, to: string): Promise<number>;
   /** Ids of live rows of a collection (for following references). */
   liveIds(key: SyncKey): Promise<Set<string>>;
   /** Calls `fn` with each live row's doc (parsed JSON), streaming rather than loading the table at once. */

@@ -206,11 +206,13 @@ async function syncListed(run: Run, spec: VariantSpec, mode: SyncMode): Promise<
     after = resumable;
     where = afterWhere(after, keyField);
   } else {
-    after = null;
-    const overlap = run.deps.overlapMs ?? 1000;
     const cursor = state.cursor ?? EPOCH;
-    where = sinceWhere(new Date(Math.max(0, Date.parse(cursor.updatedAt) - overlap)).toISOString());
-    state = { ...state, incremental: { after: null } };
+    after = (await overlapIsComplete(run, spec, key, cursor)) ? cursor : null;
+    const overlap = run.deps.overlapMs ?? 1000;
+    where = after
+      ? afterWhere(after, keyField)
+      : sinceWhere(new Date(Math.max(0, Date.parse(cursor.updatedAt) - overlap)).toISOString());
+    state = { ...state, incremental: { after } };
   }
   log.debug({ collection: run.collection, variant: spec.variant, full, resumeFrom: after }, 'sync pass starting');
   const progress = new PageProgress(run.route(), keyField);
@@ -259,6 +261,37 @@ async function syncListed(run: Run, spec: VariantSpec, mode: SyncMode): Promise<
   };
   if (full && runId) run.report.deleted += await store.completeFull(key, runId, done, run.now());
   else await store.saveSyncState(key, done);
+}
+
+/** Above this many mirrored rows in the overlap window, counting them upstream first is cheaper than re-reading. */
+const OVERLAP_COUNT_ROWS = 100;
+
+/**
+ * Whether the overlap window before the cursor (kept for late upstream commits) holds, upstream, exactly the rows
+ * the mirror holds there, so an incremental run may start right after the cursor. Asked (one `limit=1` request)
+ * only when the window holds more than `OVERLAP_COUNT_ROWS` mirrored rows: a burst of edits sharing one second
+ * would otherwise be fetched again, page after page, by every next run. A smaller window is simply re-read.
+ */
+async function overlapIsComplete(run: Run, spec: VariantSpec, key: SyncKey, cursor: Position): Promise<boolean> {
+  const to = Date.parse(cursor.updatedAt);
+  if (cursor === EPOCH || Number.isNaN(to)) return false;
+  const from = new Date(Math.max(0, to - (run.deps.overlapMs ?? 1000))).toISOString();
+  const upTo = new Date(to).toISOString();
+  const mirrored = await run.deps.store.countUpdatedBetween(key, from, upTo);
+  if (mirrored <= OVERLAP_COUNT_ROWS) return false;
+  const page = await run.deps.client.listPage(
+    {
+      ...spec.query,
+      collection: run.collection,
+      limit: 1,
+      page: 1,
+      sort: `updatedAt,${keyFieldFor(run.collection)}`,
+      depth: 0,
+      where: { and: [{ updatedAt: { greater_than_equal: from } }, { updatedAt: { less_than_equal: upTo } }] },
+    },
+    run.opts,
+  );
+  return page.totalDocs === mirrored;
 }
 
 /** Ids of `collection` that mirrored records of other collections point at. */
