@@ -113,7 +113,7 @@ export async function sqlCommand(argv: string[], io: SqlIo = defaultIo): Promise
   if (sqlText.trim() === '') throw new UsageError('no SQL given (pass it as an argument or on stdin)');
 
   const job: SqlJob = { path: databasePath(null, io.env, values.db), sqlText, params, format, maxWidth };
-  if (timeoutS === null) streamSql(job, io.stdout);
+  if (timeoutS === null) await streamSql(job, io.stdout);
   else await streamSqlInChild(job, timeoutS, io);
   return 0;
 }

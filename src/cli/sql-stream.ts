@@ -116,10 +116,11 @@ function rowWriter(
 
 /**
  * Runs one read-only statement over the mirror and writes its output as rows are read, in chunks of about
- * `CHUNK_CHARS`, so memory stays flat however many rows there are. Throws `UnderstudyError`s: `US_CONFIG` for a
+ * `CHUNK_CHARS`, so memory stays flat however many rows there are. When `write` returns a promise (a stream
+ * asking to wait: backpressure), reading pauses until it settles. Throws `UnderstudyError`s: `US_CONFIG` for a
  * missing or unreadable database, `US_USAGE` for SQL that does not compile, `US_READ_ONLY`, `US_STORE`.
  */
-export function streamSql(job: SqlJob, write: (chunk: string) => void): void {
+export async function streamSql(job: SqlJob, write: (chunk: string) => void | Promise<void>): Promise<void> {
   if (!existsSync(job.path))
     throw new ConfigError(`database ${job.path} does not exist (run \`understudy sync\` first or pass --db)`);
   let db: BetterSqlite3.Database;
@@ -141,23 +142,33 @@ export function streamSql(job: SqlJob, write: (chunk: string) => void): void {
     assertReadOnly(stmt, job.sqlText);
     const bind = Object.keys(job.params).length > 0 ? [job.params] : [];
     let buf = '';
+    let waiting: Promise<void> | undefined;
     const emit = (s: string) => {
       buf += s;
       if (buf.length >= CHUNK_CHARS) {
-        write(buf);
+        const w = write(buf);
+        if (w instanceof Promise) waiting = w;
         buf = '';
       }
     };
     const columns = stmt.reader ? stmt.columns().map((c) => c.name) : [];
     const out = rowWriter(job.format, columns, job.maxWidth, emit);
     try {
-      if (stmt.reader) for (const r of stmt.raw(true).iterate(...bind)) out.row(r as unknown[]);
-      else stmt.run(...bind);
+      if (stmt.reader) {
+        for (const r of stmt.raw(true).iterate(...bind)) {
+          out.row(r as unknown[]);
+          if (waiting) {
+            await waiting;
+            waiting = undefined;
+          }
+        }
+      } else stmt.run(...bind);
     } catch (err) {
+      if (err instanceof UnderstudyError) throw err;
       throw new UnderstudyError('US_STORE', `sql: ${(err as Error).message}`, { cause: err });
     }
     out.end();
-    if (buf !== '') write(buf);
+    if (buf !== '') await write(buf);
   } finally {
     db.close();
   }
