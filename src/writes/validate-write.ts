@@ -35,9 +35,12 @@ const POISON_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
  */
 export function poisonKeyIn(value: unknown): string | null {
   const stack: [unknown, string][] = [[value, '']];
+  // A body built in code may share or cycle objects: each is looked at once.
+  const seen = new WeakSet<object>();
   while (stack.length > 0) {
     const [v, path] = stack.pop() as [unknown, string];
-    if (typeof v !== 'object' || v === null) continue;
+    if (typeof v !== 'object' || v === null || seen.has(v)) continue;
+    seen.add(v);
     if (Array.isArray(v)) {
       v.forEach((x, i) => {
         stack.push([x, `${path}[${i}]`]);
@@ -203,7 +206,13 @@ export async function validateWrite(
   if (poison !== null) fail(`body: key "${poison}" is refused (__proto__, constructor and prototype are never sent)`);
   if (limits !== 'skip' && r.body !== undefined) {
     const max = limits.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-    const size = Buffer.byteLength(JSON.stringify(r.body) ?? '', 'utf8');
+    let json: string | undefined;
+    try {
+      json = JSON.stringify(r.body);
+    } catch (err) {
+      fail(`body is not JSON: ${(err as Error).message.split('\n')[0]}`);
+    }
+    const size = Buffer.byteLength(json ?? '', 'utf8');
     if (size > max) fail(`body is ${size} bytes of JSON, over the cap of ${max} (config writes.maxBodyBytes)`);
   }
   if (op === 'delete') {

@@ -61,6 +61,16 @@ describe('bounded, well-formed write bodies at enqueue', () => {
     });
   });
 
+  it('refuses a body built in code that is not JSON (a cycle), with a validation error', async () => {
+    const body: Record<string, unknown> = { title: 'x' };
+    body.meta = { self: body };
+    expect(poisonKeyIn(body)).toBeNull();
+    await expect(validateWrite(create(body), null)).rejects.toMatchObject({
+      code: 'US_VALIDATION',
+      message: expect.stringMatching(/^body is not JSON: /),
+    });
+  });
+
   it('refuses prototype keys in bulk bodies and in job data read back by the worker', async () => {
     const bulk = {
       op: 'bulk',
