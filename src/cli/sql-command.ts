@@ -100,7 +100,9 @@ export async function sqlCommand(argv: string[], io: SqlIo = defaultIo): Promise
   let timeoutS: number | null = null;
   if (values.timeout !== undefined) {
     timeoutS = Number(values.timeout);
-    if (!Number.isFinite(timeoutS) || timeoutS <= 0) throw new UsageError('--timeout must be a number of seconds > 0');
+    // setTimeout fires at once past 2^31 - 1 ms (about 24.8 days): refuse rather than stop every statement.
+    if (!Number.isFinite(timeoutS) || timeoutS <= 0 || timeoutS * 1000 > 2 ** 31 - 1)
+      throw new UsageError('--timeout must be a number of seconds > 0 (at most 2147483)');
   }
 
   const arg = positionals[0];
