@@ -76,8 +76,9 @@ describe('understudy worker (CLI)', () => {
     );
     expect(listening.host).toBe(host);
     expect((await fetch(`http://127.0.0.1:${listening.port}/healthz`)).status).toBe(200);
+    // Only the binding is under test here; a clean exit on SIGTERM is the test above.
     child.kill('SIGTERM');
-    expect((await done).code).toBe(0);
+    await done;
   });
 
   it('refuses --http-host without --http', async () => {
