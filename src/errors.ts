@@ -16,6 +16,7 @@ export type ErrorCode =
   | 'US_STORE'
   | 'US_READ_ONLY'
   | 'US_REDIS'
+  | 'US_TIMEOUT'
   | 'US_ABORTED';
 
 export class UnderstudyError extends Error {

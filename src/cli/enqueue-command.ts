@@ -1,10 +1,9 @@
-import { text } from 'node:stream/consumers';
 import { databasePath } from '../config/database-path.js';
 import { loadConfigFile } from '../config/load-config.js';
 import { ConfigError, UsageError } from '../errors.js';
 import { redisSettings, shortLivedRedis } from '../queue/redis-settings.js';
 import { createWriteQueue } from '../queue/write-queue.js';
-import { parseOp, WriteValidationError } from '../writes/validate-write.js';
+import { DEFAULT_MAX_BODY_BYTES, parseOp, WriteValidationError } from '../writes/validate-write.js';
 import { parseFlags } from './parse-flags.js';
 
 const HELP = `usage: understudy enqueue --config FILE --tenant SLUG --op OP --collection NAME [--id ID]
@@ -12,7 +11,9 @@ const HELP = `usage: understudy enqueue --config FILE --tenant SLUG --op OP --co
 
 Validates one write and adds it to the writes queue (Redis: REDIS_URL, else config redis.url); a running
 \`understudy worker\` applies it upstream. Prints the job id as the last line of stdout. A write the spec does
-not allow is refused with a one-line reason and exit code 2, and nothing is queued.
+not allow is refused with a one-line reason and exit code 2, and nothing is queued: an op or field the spec
+does not have (unless the tenant's config sets writes.allowExtraFields), a __proto__, constructor or prototype
+key anywhere in the body, or a body over config writes.maxBodyBytes (default 1 MiB of compact JSON).
 
   --config FILE            JSON config (tenants, database, redis)
   --tenant SLUG            tenant of the config to write to
@@ -39,13 +40,32 @@ const FLAGS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-async function readBody(flag: string | undefined, needed: boolean): Promise<unknown> {
+/**
+ * Reads stdin, giving up once it is past `limit` bytes: a body far over the cap is refused without holding it all.
+ * (The cap itself is checked on the parsed body as compact JSON, by validation.)
+ */
+async function readStdin(limit: number, cap: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of process.stdin) {
+    size += (chunk as Buffer).length;
+    if (size > limit)
+      throw new WriteValidationError(
+        `body is over ${limit} bytes, far over the cap of ${cap} (config writes.maxBodyBytes)`,
+      );
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+async function readBody(flag: string | undefined, needed: boolean, cap: number): Promise<unknown> {
   let raw: string | undefined = flag;
   if (flag === undefined || flag === '-') {
     if (!needed) return undefined;
     if (flag === undefined && process.stdin.isTTY)
       throw new UsageError('--body JSON is required (or pipe it on stdin)');
-    raw = await text(process.stdin);
+    // Whitespace is not counted against the cap, so allow some before giving up on the raw text.
+    raw = await readStdin(4 * cap, cap);
   }
   if (raw === undefined || raw.trim() === '') {
     if (!needed) return undefined;
@@ -75,7 +95,8 @@ export async function enqueueCommand(argv: string[]): Promise<number> {
     );
   }
   const op = parseOp(values.op);
-  const body = await readBody(values.body, op !== 'delete');
+  const maxBodyBytes = config.writes?.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const body = await readBody(values.body, op !== 'delete', maxBodyBytes);
   const { url, prefix } = redisSettings(config, process.env);
   const request = {
     op,
@@ -88,7 +109,12 @@ export async function enqueueCommand(argv: string[]): Promise<number> {
   };
   // enqueue() validates before it sends anything to Redis, so a refused write leaves no trace there.
   const redis = await shortLivedRedis(url, 3000, { maxRetriesPerRequest: 3, enableOfflineQueue: true });
-  const queue = await createWriteQueue({ connection: redis, prefix, database: databasePath(config, process.env) });
+  const queue = await createWriteQueue({
+    connection: redis,
+    prefix,
+    database: databasePath(config, process.env),
+    config,
+  });
   try {
     const jobId = await queue.enqueue(request);
     process.stdout.write(

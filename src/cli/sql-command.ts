@@ -1,46 +1,63 @@
-import { existsSync } from 'node:fs';
+import { fork } from 'node:child_process';
 import { text } from 'node:stream/consumers';
-import BetterSqlite3 from 'better-sqlite3';
+import { fileURLToPath } from 'node:url';
 import { databasePath } from '../config/database-path.js';
-import { ConfigError, UnderstudyError, UsageError } from '../errors.js';
-import { formatGrid } from './format-table.js';
+import { UnderstudyError, UsageError } from '../errors.js';
 import { parseFlags } from './parse-flags.js';
+import type { SqlChildResult } from './sql-child.js';
+import { type SqlFormat, type SqlJob, streamSql } from './sql-stream.js';
 
-const HELP = `usage: understudy sql [--db FILE] [--json|--csv] [-p NAME VALUE]... ["SELECT …" | -]
+export { assertReadOnly, formatCsv, leadingVerb } from './sql-stream.js';
 
-Runs one read-only SQL statement over the mirror and prints its rows. The SQL comes from the argument, or from
-standard input when the argument is "-" or absent. The database is opened read-only; statements that write
-(INSERT, UPDATE, DELETE, DROP, ATTACH, writing PRAGMAs, VACUUM …) are refused.
+const HELP = `usage: understudy sql [--db FILE] [--json|--csv|--nl] [-p NAME VALUE]... [--timeout S] ["SELECT …" | -]
+
+Runs one read-only SQL statement over the mirror and prints its rows as they are read (memory stays flat
+however many rows). The SQL comes from the argument, or from standard input when the argument is "-" or
+absent (piped). The database is opened read-only; statements that write (INSERT, UPDATE, DELETE, DROP, ATTACH,
+writing PRAGMAs, VACUUM …) are refused.
 
   --db FILE          SQLite file of the mirror (default: $UNDERSTUDY_DB, else ./data/understudy.db)
   --json             print a JSON array of row objects
   --csv              print CSV (RFC 4180) with a header row
+  --nl               print one JSON object per line (NDJSON)
   -p, --param N V    bind the named parameter :N (or @N, $N) to the string V (repeatable)
-  --max-width N      truncate table cells to N characters (default 60; never in --json/--csv)
+  --max-width N      truncate table cells to N characters (default 60; never in --json/--csv/--nl);
+                     column widths come from the first 1000 rows
+  --timeout S        stop the statement after S seconds (default: none): exit 1 with a one-line reason
 `;
 
 const FLAGS = {
   db: { type: 'string' },
   json: { type: 'boolean' },
   csv: { type: 'boolean' },
+  nl: { type: 'boolean' },
   'max-width': { type: 'string' },
+  timeout: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-/** Statements SQLite calls read-only although they change the connection or rebuild the file. */
-const REFUSED_VERBS = new Set(['ATTACH', 'DETACH', 'VACUUM', 'REINDEX', 'ANALYZE']);
-
 export interface SqlIo {
   readonly stdout: (s: string) => void;
+  /** Where usage goes when there is nothing to run; default nowhere. */
+  readonly stderr?: (s: string) => void;
   readonly stdin: () => Promise<string>;
+  /** Whether stdin is a terminal: then no statement means usage, not a wait for input. Default false. */
+  readonly stdinIsTTY?: boolean;
   readonly env: NodeJS.ProcessEnv;
 }
 
 const defaultIo: SqlIo = {
+  // Writes to files and pipes are synchronous on Linux, so rows never pile up in memory behind stdout.
   stdout: (s) => {
     process.stdout.write(s);
   },
+  stderr: (s) => {
+    process.stderr.write(s);
+  },
   stdin: () => text(process.stdin),
+  get stdinIsTTY() {
+    return process.stdin.isTTY === true;
+  },
   env: process.env,
 };
 
@@ -65,49 +82,6 @@ function takeParams(argv: readonly string[]): { rest: string[]; params: Record<s
   return { rest, params };
 }
 
-/** The first keyword of a statement, past comments and whitespace. */
-export function leadingVerb(sqlText: string): string {
-  const s = sqlText.replace(/^(\s+|--[^\n]*(\n|$)|\/\*[\s\S]*?\*\/)*/, '');
-  return (/^[A-Za-z]+/.exec(s)?.[0] ?? '').toUpperCase();
-}
-
-/** Throws `US_READ_ONLY` unless the prepared statement only reads. */
-export function assertReadOnly(stmt: { readonly readonly: boolean }, sqlText: string): void {
-  const verb = leadingVerb(sqlText);
-  if (stmt.readonly && !REFUSED_VERBS.has(verb)) return;
-  const what =
-    verb === '' ? 'this statement is' : verb === 'WITH' ? 'WITH … statements that write are' : `${verb} statements are`;
-  throw new UnderstudyError('US_READ_ONLY', `sql is read-only: ${what} refused`);
-}
-
-/** A readable aligned table: header, rule, rows (numbers right-aligned), then `(N rows)`. */
-export const formatSqlTable = (columns: readonly string[], rows: readonly unknown[][], maxWidth = 60): string =>
-  `${formatGrid(columns, rows, { maxWidth, footer: true })}\n`;
-
-const csvField = (v: unknown): string => {
-  if (v === null || v === undefined) return '';
-  const s = Buffer.isBuffer(v) ? v.toString('base64') : String(v);
-  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
-};
-
-/** RFC 4180: CRLF line ends, fields with commas, quotes or line breaks quoted, quotes doubled. */
-export function formatCsv(columns: readonly string[], rows: readonly unknown[][]): string {
-  return [columns, ...rows].map((r) => `${r.map(csvField).join(',')}\r\n`).join('');
-}
-
-const jsonValue = (v: unknown): unknown => {
-  if (Buffer.isBuffer(v)) return v.toString('base64');
-  if (typeof v === 'bigint') return Number(v);
-  return v;
-};
-
-/** A JSON array of row objects (one per line), keyed by column name. */
-export function formatJson(columns: readonly string[], rows: readonly unknown[][]): string {
-  if (rows.length === 0) return '[]\n';
-  const objs = rows.map((r) => JSON.stringify(Object.fromEntries(columns.map((c, i) => [c, jsonValue(r[i])]))));
-  return `[\n${objs.join(',\n')}\n]\n`;
-}
-
 /** `understudy sql`: one read-only statement over the mirror; exit 0, or an `UnderstudyError`. */
 export async function sqlCommand(argv: string[], io: SqlIo = defaultIo): Promise<number> {
   const { rest, params } = takeParams(argv);
@@ -116,53 +90,70 @@ export async function sqlCommand(argv: string[], io: SqlIo = defaultIo): Promise
     io.stdout(HELP);
     return 0;
   }
-  if (values.json && values.csv) throw new UsageError('--json and --csv exclude each other');
+  if ([values.json, values.csv, values.nl].filter(Boolean).length > 1)
+    throw new UsageError('--json, --csv and --nl exclude each other');
   if (positionals.length > 1) throw new UsageError('give one SQL statement (quote it), or "-" to read it from stdin');
   const maxWidth = values['max-width'] === undefined ? 60 : Number(values['max-width']);
   if (!Number.isInteger(maxWidth) || maxWidth < 2) throw new UsageError('--max-width must be an integer >= 2');
 
+  const format: SqlFormat = values.json ? 'json' : values.csv ? 'csv' : values.nl ? 'nl' : 'table';
+  let timeoutS: number | null = null;
+  if (values.timeout !== undefined) {
+    timeoutS = Number(values.timeout);
+    // setTimeout fires at once past 2^31 - 1 ms (about 24.8 days): refuse rather than stop every statement.
+    if (!Number.isFinite(timeoutS) || timeoutS <= 0 || timeoutS * 1000 > 2 ** 31 - 1)
+      throw new UsageError('--timeout must be a number of seconds > 0 (at most 2147483)');
+  }
+
   const arg = positionals[0];
+  if (arg === undefined && io.stdinIsTTY) {
+    // Nothing to read: waiting on a terminal for a statement nobody said they would type looks like a hang.
+    io.stderr?.(HELP);
+    return 2;
+  }
   const sqlText = arg === undefined || arg === '-' ? await io.stdin() : arg;
   if (sqlText.trim() === '') throw new UsageError('no SQL given (pass it as an argument or on stdin)');
 
-  const path = databasePath(null, io.env, values.db);
-  if (!existsSync(path))
-    throw new ConfigError(`database ${path} does not exist (run \`understudy sync\` first or pass --db)`);
-  let db: BetterSqlite3.Database;
+  const job: SqlJob = { path: databasePath(null, io.env, values.db), sqlText, params, format, maxWidth };
+  if (timeoutS === null) await streamSql(job, io.stdout);
+  else await streamSqlInChild(job, timeoutS, io);
+  return 0;
+}
+
+/**
+ * Runs `streamSql` in a child process (src/cli/sql-child.ts) and SIGKILLs it after `timeoutS`: a statement stuck
+ * in SQLite cannot be interrupted any other way. Its output is forwarded to `io.stdout` as it comes.
+ */
+async function streamSqlInChild(job: SqlJob, timeoutS: number, io: SqlIo): Promise<void> {
+  const child = fork(fileURLToPath(new URL('./sql-child.js', import.meta.url)), [], {
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+  });
+  let result: SqlChildResult | null = null;
+  let timedOut = false;
+  child.on('message', (m: SqlChildResult) => {
+    result = m;
+  });
+  child.stdout?.setEncoding('utf8');
+  child.stdout?.on('data', (chunk: string) => io.stdout(chunk));
+  const timer = setTimeout(() => {
+    timedOut = true;
+    child.kill('SIGKILL');
+  }, timeoutS * 1000);
   try {
-    db = new BetterSqlite3(path, { readonly: true, fileMustExist: true });
-  } catch (err) {
-    throw new ConfigError(`cannot open database ${path}: ${(err as Error).message}`, { cause: err });
-  }
-  try {
-    db.pragma('busy_timeout = 5000');
-    // Belt and braces: the connection is read-only already; query_only also refuses writes to temp tables.
-    db.pragma('query_only = ON');
-    let stmt: BetterSqlite3.Statement;
-    try {
-      stmt = db.prepare(sqlText);
-    } catch (err) {
-      throw new UsageError(`sql: ${(err as Error).message}`, { cause: err });
-    }
-    assertReadOnly(stmt, sqlText);
-    const bind = Object.keys(params).length > 0 ? [params] : [];
-    let columns: string[] = [];
-    let rows: unknown[][] = [];
-    try {
-      if (stmt.reader) {
-        columns = stmt.columns().map((c) => c.name);
-        rows = stmt.raw(true).all(...bind) as unknown[][];
-      } else {
-        stmt.run(...bind);
-      }
-    } catch (err) {
-      throw new UnderstudyError('US_STORE', `sql: ${(err as Error).message}`, { cause: err });
-    }
-    if (values.json) io.stdout(formatJson(columns, rows));
-    else if (values.csv) io.stdout(formatCsv(columns, rows));
-    else io.stdout(formatSqlTable(columns, rows, maxWidth));
-    return 0;
+    child.send(job);
+    await new Promise<void>((resolve, reject) => {
+      child.once('error', reject);
+      child.once('close', () => resolve());
+    });
   } finally {
-    db.close();
+    clearTimeout(timer);
   }
+  if (timedOut)
+    throw new UnderstudyError(
+      'US_TIMEOUT',
+      `stopped after ${timeoutS} s (--timeout): the statement was still running; rows printed so far are incomplete`,
+    );
+  const r = result as SqlChildResult | null;
+  if (r === null) throw new UnderstudyError('US_STORE', `sql: the query process ended without an answer`);
+  if (!r.ok) throw new UnderstudyError(r.code, r.message);
 }

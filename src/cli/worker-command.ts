@@ -11,7 +11,7 @@ import { createWorkerApp } from '../worker-app.js';
 import { startConfiguredWriteWorker } from '../writes/write-worker.js';
 import { parseFlags } from './parse-flags.js';
 
-const HELP = `usage: understudy worker --config FILE [--concurrency N] [--http PORT]
+const HELP = `usage: understudy worker --config FILE [--concurrency N] [--http PORT] [--http-host HOST]
 
 Runs sync workers on the Redis queue (REDIS_URL, else config redis.url, else redis://127.0.0.1:6379): the
 schedules of the config fire once per tick however many workers run, and jobs added by
@@ -22,6 +22,7 @@ its page, close everything and exit 0.
   --concurrency N     jobs run at once in this process (default: config worker.concurrency, else 2)
   --http PORT         serve /healthz, /readyz, /metrics and the queue dashboard /queues on PORT
                       (off by default; the dashboard needs UNDERSTUDY_DASHBOARD_TOKEN)
+  --http-host HOST    interface --http listens on (default 127.0.0.1: this host only; 0.0.0.0 for all)
 
 SIGHUP re-reads the config and the keys (the environment, plus the file UNDERSTUDY_ENV_FILE names): new
 tenants, schedules and rotated keys take effect without a restart. See docs/operations.md.
@@ -31,6 +32,7 @@ const FLAGS = {
   config: { type: 'string' },
   concurrency: { type: 'string' },
   http: { type: 'string' },
+  'http-host': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -48,6 +50,8 @@ export async function workerCommand(argv: string[]): Promise<number> {
       throw new UsageError('--concurrency must be an integer >= 1');
   }
   if (values.http !== undefined && !/^\d+$/.test(values.http)) throw new UsageError('--http must be a port number');
+  if (values['http-host'] !== undefined && (values.http === undefined || values['http-host'] === ''))
+    throw new UsageError('--http-host needs --http PORT and a host name or address');
   const config = loadConfigFile(values.config);
   const log = createLogger();
   const env = effectiveEnv(process.env);
@@ -77,6 +81,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
     // Operations (issue 6): SIGHUP reload, and the HTTP endpoints with --http; closed before the workers.
     await using _ops = await startWorkerOps({
       ...(values.http !== undefined ? { port: Number(values.http) } : {}),
+      ...(values['http-host'] !== undefined ? { host: values['http-host'] } : {}),
       configPath: values.config,
       config,
       databasePath: databasePath(config, env),

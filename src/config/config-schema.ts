@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { TENANT_SLUG } from '../ids.js';
 import { COLLECTIONS } from '../partners/collections.js';
+import { DEFAULT_MAX_BODY_BYTES } from '../writes/validate-write.js';
 
 const RateLimit = v.strictObject({
   reads: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), 100),
@@ -28,6 +29,8 @@ export const TenantSchema = v.strictObject({
   drafts: v.optional(v.boolean(), false),
   locales: v.optional(v.array(v.pipe(v.string(), v.minLength(1)))),
   schedule: v.optional(Schedule),
+  /** Enqueue rules for this tenant's writes: `allowExtraFields` lets bodies carry fields the spec does not show. */
+  writes: v.optional(v.strictObject({ allowExtraFields: v.optional(v.boolean(), false) })),
 });
 
 export const ConfigSchema = v.strictObject({
@@ -62,6 +65,8 @@ export const ConfigSchema = v.strictObject({
   writes: v.optional(
     v.strictObject({
       attempts: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), 8),
+      /** Largest write body accepted at enqueue, in bytes of compact JSON. */
+      maxBodyBytes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), DEFAULT_MAX_BODY_BYTES),
     }),
   ),
   tenants: v.pipe(v.array(TenantSchema), v.minLength(1)),

@@ -10,17 +10,21 @@ import { serveStatic } from '@hono/node-server/serve-static';
 import type { Queue } from 'bullmq';
 import { Hono, type MiddlewareHandler } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
+import type { Logger } from '../log.js';
 import type { OpsMetrics } from './metrics.js';
 import type { Readiness } from './readiness.js';
 
 export const DASHBOARD_TOKEN_ENV = 'UNDERSTUDY_DASHBOARD_TOKEN';
+/** Hours a dashboard session cookie stays valid (default 12). */
+export const DASHBOARD_SESSION_HOURS_ENV = 'UNDERSTUDY_DASHBOARD_SESSION_HOURS';
+export const DEFAULT_DASHBOARD_SESSION_MS = 12 * 3600 * 1000;
 const DASHBOARD_PATH = '/queues';
 const COOKIE = 'understudy_dashboard';
 
 export interface OpsServerOptions {
   /** 0 picks a free port (see `port` on the result). */
   readonly port: number;
-  /** Default 0.0.0.0: the endpoints are meant for the orchestrator and Prometheus. */
+  /** Default 127.0.0.1: closed to the network unless the operator opens it (`--http-host`). */
   readonly host?: string;
   readonly metrics: Pick<OpsMetrics, 'text' | 'contentType'>;
   /** Readiness: Redis, database, migrations; called per `/readyz` request. */
@@ -29,10 +33,18 @@ export interface OpsServerOptions {
   readonly queues?: readonly Queue[];
   /** The dashboard's token; absent or empty turns the dashboard off (403). Never logged. */
   readonly dashboardToken?: string;
+  /** How long a dashboard session cookie is valid; default 12 h. The cookie carries its own signed expiry. */
+  readonly sessionMs?: number;
+  /** Clock for session expiry; default `Date.now`. */
+  readonly now?: () => number;
+  /** Each request is logged at debug as `{ method, path, status, ms }`: the path only, never the query string. */
+  readonly log?: Pick<Logger, 'debug'>;
 }
 
 export interface OpsServer {
   readonly port: number;
+  /** The address it listens on, e.g. `127.0.0.1`. */
+  readonly host: string;
   readonly url: string;
   /** Stops listening and drops open connections. Idempotent. */
   close(): Promise<void>;
@@ -41,29 +53,45 @@ export interface OpsServer {
 const digest = (s: string): Buffer => createHmac('sha256', 'understudy-dashboard').update(s, 'utf8').digest();
 
 /**
- * Guards the dashboard: `Authorization: Bearer <token>` or `?token=<token>`, which then sets an HttpOnly cookie
- * (holding a digest of the token, not the token) so the dashboard's own requests pass. Off without a token.
+ * Guards the dashboard: `Authorization: Bearer <token>` or `?token=<token>`, which then sets an HttpOnly cookie so
+ * the dashboard's own requests pass. The cookie holds its expiry and an HMAC of it keyed by the token (never the
+ * token), so it stops working after `sessionMs` even if the browser keeps it, and with any change of token. A GET
+ * that carried `?token=` is redirected to the same URL without it, so the token leaves the address bar and history.
  */
-function dashboardGuard(token: string | undefined): MiddlewareHandler {
+function dashboardGuard(token: string | undefined, sessionMs: number, now: () => number): MiddlewareHandler {
   const want = token ? digest(token) : null;
   const matches = (given: string | undefined): boolean =>
     want !== null && given !== undefined && given !== '' && timingSafeEqual(digest(given), want);
+  const sign = (expires: number): Buffer =>
+    createHmac('sha256', want as Buffer)
+      .update(String(expires))
+      .digest();
+  const cookieOk = (cookie: string | undefined): boolean => {
+    const m = /^(\d{1,15})\.([0-9a-f]{64})$/.exec(cookie ?? '');
+    if (!m || want === null) return false;
+    const expires = Number(m[1]);
+    return expires > now() && timingSafeEqual(Buffer.from(m[2] as string, 'hex'), sign(expires));
+  };
   return async (c, next) => {
     if (!want) return c.json({ error: `dashboard disabled: set ${DASHBOARD_TOKEN_ENV} to turn it on` }, 403);
     const bearer = /^Bearer\s+(.+)$/i.exec(c.req.header('authorization') ?? '')?.[1]?.trim();
     const query = c.req.query('token');
-    const cookie = getCookie(c, COOKIE);
-    const cookieOk =
-      cookie !== undefined && /^[0-9a-f]{64}$/.test(cookie) && timingSafeEqual(Buffer.from(cookie, 'hex'), want);
     if (matches(bearer) || matches(query)) {
-      setCookie(c, COOKIE, want.toString('hex'), {
+      const expires = now() + sessionMs;
+      setCookie(c, COOKIE, `${expires}.${sign(expires).toString('hex')}`, {
         httpOnly: true,
         sameSite: 'Strict',
         path: DASHBOARD_PATH,
+        maxAge: Math.floor(sessionMs / 1000),
       });
+      if (query !== undefined && c.req.method === 'GET') {
+        const url = new URL(c.req.url);
+        url.searchParams.delete('token');
+        return c.redirect(`${url.pathname}${url.search}`, 303);
+      }
       return next();
     }
-    if (cookieOk) return next();
+    if (cookieOk(getCookie(c, COOKIE))) return next();
     c.header('WWW-Authenticate', 'Bearer realm="understudy dashboard"');
     return c.json({ error: 'unauthorized' }, 401);
   };
@@ -72,6 +100,18 @@ function dashboardGuard(token: string | undefined): MiddlewareHandler {
 function buildApp(opts: OpsServerOptions): Hono {
   // Not strict: the dashboard links to `/queues/` as well as `/queues`.
   const app = new Hono({ strict: false });
+  const { log } = opts;
+  if (log) {
+    // The path only: the query string may hold the dashboard token (`?token=`), which must never reach a log line.
+    app.use(async (c, next) => {
+      const started = performance.now();
+      await next();
+      log.debug(
+        { method: c.req.method, path: c.req.path, status: c.res.status, ms: Math.round(performance.now() - started) },
+        'ops request',
+      );
+    });
+  }
   app.get('/healthz', (c) => c.json({ ok: true }));
   app.get('/readyz', async (c) => {
     const r = await opts.ready();
@@ -83,8 +123,9 @@ function buildApp(opts: OpsServerOptions): Hono {
   });
 
   const token = opts.dashboardToken || undefined;
-  app.use(DASHBOARD_PATH, dashboardGuard(token));
-  app.use(`${DASHBOARD_PATH}/*`, dashboardGuard(token));
+  const guard = dashboardGuard(token, opts.sessionMs ?? DEFAULT_DASHBOARD_SESSION_MS, opts.now ?? Date.now);
+  app.use(DASHBOARD_PATH, guard);
+  app.use(`${DASHBOARD_PATH}/*`, guard);
   if (token) {
     const adapter = new HonoAdapter(serveStatic).setBasePath(DASHBOARD_PATH);
     createBullBoard({
@@ -101,18 +142,20 @@ function buildApp(opts: OpsServerOptions): Hono {
 /** Serves `/healthz`, `/readyz`, `/metrics` and the token-guarded bull-board dashboard at `/queues`. */
 export async function startOpsServer(opts: OpsServerOptions): Promise<OpsServer> {
   const app = buildApp(opts);
-  const server = serve({ fetch: app.fetch, port: opts.port, hostname: opts.host ?? '0.0.0.0' }) as Server;
+  const host = opts.host ?? '127.0.0.1';
+  const server = serve({ fetch: app.fetch, port: opts.port, hostname: host }) as Server;
   await Promise.race([
     once(server, 'listening'),
     once(server, 'error').then(([err]) => {
       throw err;
     }),
   ]);
-  const port = (server.address() as AddressInfo).port;
-  const shownHost = opts.host && opts.host !== '0.0.0.0' ? opts.host : '127.0.0.1';
+  const { port, address } = server.address() as AddressInfo;
+  const shownHost = host !== '0.0.0.0' && host !== '::' ? host : '127.0.0.1';
   let closing: Promise<void> | null = null;
   return {
     port,
+    host: address,
     url: `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`,
     close() {
       closing ??= new Promise<void>((resolve) => {

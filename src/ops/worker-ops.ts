@@ -1,10 +1,17 @@
 import BetterSqlite3 from 'better-sqlite3';
 import type { Queue } from 'bullmq';
 import type { Config } from '../config/config-schema.js';
+import { ConfigError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { MIGRATION_NAMES } from '../store/migrate.js';
 import { type ReloadTarget, type SighupWatcher, watchSighup } from './config-reload.js';
-import { DASHBOARD_TOKEN_ENV, type OpsServer, startOpsServer } from './http-server.js';
+import {
+  DASHBOARD_SESSION_HOURS_ENV,
+  DASHBOARD_TOKEN_ENV,
+  DEFAULT_DASHBOARD_SESSION_MS,
+  type OpsServer,
+  startOpsServer,
+} from './http-server.js';
 import type { LastSuccess, OpsMetrics } from './metrics.js';
 import { databaseCheck, type PingableRedis, redisCheck, runChecks } from './readiness.js';
 
@@ -19,6 +26,7 @@ export interface OpsWorker extends ReloadTarget {
 export interface WorkerOpsOptions {
   /** Serve the HTTP endpoints on this port; absent: no server (SIGHUP reload still works). */
   readonly port?: number;
+  /** Interface to listen on; default 127.0.0.1. */
   readonly host?: string;
   readonly configPath: string;
   readonly config: Config;
@@ -75,6 +83,16 @@ export async function readLastSuccesses(path: string): Promise<LastSuccess[]> {
   }
 }
 
+/** The dashboard session length from `UNDERSTUDY_DASHBOARD_SESSION_HOURS` (default 12 h); throws on a bad value. */
+export function dashboardSessionMs(env: NodeJS.ProcessEnv): number {
+  const raw = env[DASHBOARD_SESSION_HOURS_ENV];
+  if (raw === undefined || raw === '') return DEFAULT_DASHBOARD_SESSION_MS;
+  const hours = Number(raw);
+  if (!Number.isFinite(hours) || hours <= 0 || hours > 24 * 366)
+    throw new ConfigError(`${DASHBOARD_SESSION_HOURS_ENV} must be a number of hours > 0, not ${JSON.stringify(raw)}`);
+  return Math.round(hours * 3600 * 1000);
+}
+
 /**
  * Everything operational around a worker: the SIGHUP config reload, queue depths in the metrics and, with a
  * port, the `/healthz`, `/readyz`, `/metrics` and `/queues` endpoints. Call after the worker has opened its
@@ -91,6 +109,7 @@ export async function startWorkerOps(opts: WorkerOpsOptions): Promise<WorkerOps>
     const expected = opts.expectedMigrations ?? MIGRATION_NAMES;
     const checks = { redis: redisCheck(worker.redis), database: databaseCheck(opts.databasePath, expected) };
     const token = env[DASHBOARD_TOKEN_ENV];
+    const sessionMs = dashboardSessionMs(env);
     try {
       server = await startOpsServer({
         port: opts.port,
@@ -99,12 +118,14 @@ export async function startWorkerOps(opts: WorkerOpsOptions): Promise<WorkerOps>
         ready: () => runChecks(checks, opts.checkTimeoutMs),
         queues: worker.queues,
         ...(token ? { dashboardToken: token } : {}),
+        sessionMs,
+        log,
       });
     } catch (err) {
       await sighup.close();
       throw err;
     }
-    log.info({ port: server.port, dashboard: token ? '/queues' : 'off' }, 'ops endpoints listening');
+    log.info({ host: server.host, port: server.port, dashboard: token ? '/queues' : 'off' }, 'ops endpoints listening');
   }
   let closing: Promise<void> | null = null;
   const close = (): Promise<void> => {

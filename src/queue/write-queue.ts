@@ -2,12 +2,19 @@ import { existsSync } from 'node:fs';
 import { type JobsOptions, Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { closeAll } from '../close-all.js';
+import type { Config } from '../config/config-schema.js';
 import { UnderstudyError } from '../errors.js';
 import { type JsonObject, tenantSlug } from '../ids.js';
 import { openSqliteStore } from '../store/sqlite-store.js';
 import type { Store } from '../store/store.js';
 import { createRecordOrder, type RecordOrder } from '../writes/record-order.js';
-import { type ThemeSchemaSource, validateWrite, type WriteRequest } from '../writes/validate-write.js';
+import {
+  DEFAULT_MAX_BODY_BYTES,
+  type ThemeSchemaSource,
+  validateWrite,
+  type WriteLimits,
+  type WriteRequest,
+} from '../writes/validate-write.js';
 import {
   type BulkBody,
   type BulkCollection,
@@ -168,6 +175,26 @@ export interface WriteQueueOptions {
   readonly database?: string;
   /** Or a store that is already open (not closed by `close()`). */
   readonly store?: Pick<Store, 'getThemeSchema'>;
+  /** Largest body accepted, in bytes of compact JSON; default `config.writes.maxBodyBytes`, else 1 MiB. */
+  readonly maxBodyBytes?: number;
+  /**
+   * Accept body fields the spec's resource shape does not have: `true` for every tenant, or the tenants that may;
+   * default: the tenants whose config sets `writes.allowExtraFields`, else none.
+   */
+  readonly allowExtraFields?: boolean | readonly string[];
+  /** The understudy config, for `writes.maxBodyBytes` and each tenant's `writes.allowExtraFields`. */
+  readonly config?: Pick<Config, 'writes' | 'tenants'>;
+}
+
+/** The enqueue limits for one tenant, from the options (which win) and the config. */
+export function writeLimitsFor(opts: WriteQueueOptions, tenant: string): WriteLimits {
+  const allow = opts.allowExtraFields;
+  const fromConfig = opts.config?.tenants.find((t) => t.slug === tenant)?.writes?.allowExtraFields ?? false;
+  return {
+    maxBodyBytes: opts.maxBodyBytes ?? opts.config?.writes?.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    allowExtraFields:
+      allow === undefined ? fromConfig : allow === true || (Array.isArray(allow) && allow.includes(tenant)),
+  };
 }
 
 /** Queues one validated job: its id from the idempotency key, its place in the record's line. */
@@ -199,7 +226,8 @@ export async function isPendingJob(queue: WriteQueueHandle, jobId: string): Prom
 
 /**
  * The TypeScript client other apps enqueue writes with. Every write is validated before anything is queued
- * (`WriteValidationError`, code `US_VALIDATION`, naming the problem); each method returns the BullMQ job id.
+ * (`WriteValidationError`, code `US_VALIDATION`, naming the problem): the spec's routes and fields, the body cap,
+ * no prototype keys, then `WriteJobSchema`. Each method returns the BullMQ job id.
  */
 export async function createWriteQueue(opts: WriteQueueOptions = {}): Promise<WriteQueue> {
   const prefix = opts.prefix ?? DEFAULT_PREFIX;
@@ -229,7 +257,11 @@ export async function createWriteQueue(opts: WriteQueueOptions = {}): Promise<Wr
       : null;
 
   const enqueue = async (request: WriteRequest): Promise<string> => {
-    const data = await validateWrite(request, themeSchema);
+    const data = await validateWrite(
+      request,
+      themeSchema,
+      writeLimitsFor(opts, typeof request?.tenant === 'string' ? request.tenant : ''),
+    );
     return addWriteJob(queue, order, data);
   };
   let closing: Promise<void> | null = null;

@@ -1,3 +1,4 @@
+import * as v from 'valibot';
 import { UnderstudyError } from '../errors.js';
 import { isJsonObject, isTenantSlug, type JsonObject, type JsonValue } from '../ids.js';
 import {
@@ -8,8 +9,52 @@ import {
   THEME_SCHEMA_COLLECTIONS,
   VERSIONED,
 } from '../partners/collections.js';
+import { RESOURCE_FIELDS } from '../partners/resource-fields.js';
 import { checkThemeSettings } from './theme-settings-check.js';
 import { type BulkBody, bulkKindOf, draftAllowed, WRITABLE, type WriteJobData, type WriteOp } from './write-job.js';
+import { WriteJobSchema } from './write-job-schema.js';
+
+/** Default cap on a write body, as compact JSON (config `writes.maxBodyBytes`). */
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+
+/** Per-enqueue limits, from the config (`writes.maxBodyBytes`, the tenant's `writes.allowExtraFields`). */
+export interface WriteLimits {
+  /** Largest body accepted, in bytes of compact JSON; default 1 MiB. */
+  readonly maxBodyBytes?: number;
+  /** Accept fields the spec's resource shape does not have (create/update bodies); default false. */
+  readonly allowExtraFields?: boolean;
+}
+
+/** Keys that reach an object's prototype when a body is merged or assigned somewhere: refused at any depth. */
+const POISON_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+/**
+ * The dot path of the first `__proto__`, `constructor` or `prototype` own key anywhere in a value, or null.
+ * Iterative, so a deeply nested body cannot overflow the stack; JSON.parse makes `__proto__` an own key, which
+ * `Object.keys` lists.
+ */
+export function poisonKeyIn(value: unknown): string | null {
+  const stack: [unknown, string][] = [[value, '']];
+  // A body built in code may share or cycle objects: each is looked at once.
+  const seen = new WeakSet<object>();
+  while (stack.length > 0) {
+    const [v, path] = stack.pop() as [unknown, string];
+    if (typeof v !== 'object' || v === null || seen.has(v)) continue;
+    seen.add(v);
+    if (Array.isArray(v)) {
+      v.forEach((x, i) => {
+        stack.push([x, `${path}[${i}]`]);
+      });
+      continue;
+    }
+    for (const k of Object.keys(v)) {
+      const at = path === '' ? k : `${path}.${k}`;
+      if (POISON_KEYS.has(k)) return at;
+      stack.push([(v as Record<string, unknown>)[k], at]);
+    }
+  }
+  return null;
+}
 
 /** A write refused before anything was queued; the message is one line naming what is wrong. */
 export class WriteValidationError extends UnderstudyError {
@@ -114,6 +159,7 @@ async function themeSchemaFor(
 export async function validateWrite(
   req: unknown,
   themeSchema: ThemeSchemaSource | null | 'skip',
+  limits: WriteLimits | 'skip' = {},
 ): Promise<WriteJobData> {
   if (!isJsonObject(req as JsonValue)) fail('a write is a JSON object with op, tenant, collection and body');
   const r = req as Record<string, unknown>;
@@ -156,10 +202,23 @@ export async function validateWrite(
     ...(idempotencyKey === undefined ? {} : { idempotencyKey: idempotencyKey as string }),
   };
   const withDraft = draft === true ? { draft: true } : {};
+  const poison = poisonKeyIn(r.body);
+  if (poison !== null) fail(`body: key "${poison}" is refused (__proto__, constructor and prototype are never sent)`);
+  if (limits !== 'skip' && r.body !== undefined) {
+    const max = limits.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+    let json: string | undefined;
+    try {
+      json = JSON.stringify(r.body);
+    } catch (err) {
+      fail(`body is not JSON: ${(err as Error).message.split('\n')[0]}`);
+    }
+    const size = Buffer.byteLength(json ?? '', 'utf8');
+    if (size > max) fail(`body is ${size} bytes of JSON, over the cap of ${max} (config writes.maxBodyBytes)`);
+  }
   if (op === 'delete') {
     if (r.body !== undefined && !(isJsonObject(r.body as JsonValue) && Object.keys(r.body as object).length === 0))
       fail('delete takes no body');
-    return { ...common, op, collection: c as 'event-instances', id: id as string };
+    return parseWithSchema({ ...common, op, collection: c, id });
   }
   const body = r.body;
   if (!isJsonObject(body as JsonValue)) fail(`${op} needs a body that is a JSON object`);
@@ -173,7 +232,7 @@ export async function validateWrite(
       const problem = checkThemeSettings(schema as JsonObject, c, bulk.set, bulk.unset);
       if (problem) fail(problem);
     }
-    return { ...common, ...withDraft, op, collection: c as 'organizations' | 'series' | 'blogs', body: bulk };
+    return parseWithSchema({ ...common, ...withDraft, op, collection: c, body: bulk });
   }
   const routeOp = op === 'create' ? 'create' : 'put';
   if ((FORBIDDEN_ON[c] ?? []).includes(routeOp)) {
@@ -185,22 +244,38 @@ export async function validateWrite(
       );
     }
   }
-  if (op === 'create') {
-    return { ...common, ...withDraft, op, collection: c as 'series' | 'posts' | 'blogs' | 'media' | 'forms', body: b };
+  const known = RESOURCE_FIELDS[c];
+  if (limits !== 'skip' && limits.allowExtraFields !== true && known) {
+    const extra = Object.keys(b).find((k) => !known.has(k));
+    if (extra !== undefined)
+      fail(
+        `field "${extra}" is not in the spec's ${c} resource shape (set writes.allowExtraFields on tenant ${t} ` +
+          'in the config to send fields the spec does not show)',
+      );
   }
-  return {
-    ...common,
-    ...withDraft,
-    op,
-    collection: c as 'seasons' | 'organizations' | 'media' | 'custom-attributes' | 'redirects' | 'event-instances',
-    id: id as string,
-    body: b,
-  };
+  return parseWithSchema(
+    op === 'create'
+      ? { ...common, ...withDraft, op, collection: c, body: b }
+      : { ...common, ...withDraft, op, collection: c, id, body: b },
+  );
 }
 
-/** Re-validates job data read back from Redis (any client may have put it there) without the schema checks. */
+/** The last word on job data: `WriteJobSchema`, the schema docs/writes.md publishes. */
+function parseWithSchema(data: unknown): WriteJobData {
+  const parsed = v.safeParse(WriteJobSchema, data);
+  if (!parsed.success) {
+    const issue = parsed.issues[0];
+    fail(`job data: ${v.getDotPath(issue) ?? '(root)'}: ${issue.message}`);
+  }
+  return data as WriteJobData;
+}
+
+/**
+ * Re-validates job data read back from Redis (any client may have put it there): every check but the
+ * theme-settings schema, the body cap and the extra-fields rule, which belong to enqueue time.
+ */
 export async function parseJobData(raw: unknown): Promise<WriteJobData> {
-  const data = await validateWrite(raw, 'skip');
+  const data = await validateWrite(raw, 'skip', 'skip');
   const seq = (raw as { seq?: unknown }).seq;
   return typeof seq === 'number' && Number.isSafeInteger(seq) ? { ...data, seq } : data;
 }

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exitCodeFor } from '../../src/cli/exit-codes.js';
 import { main } from '../../src/cli/main.js';
-import { formatCsv, leadingVerb, type SqlIo, sqlCommand } from '../../src/cli/sql-command.js';
+import { assertReadOnly, formatCsv, leadingVerb, type SqlIo, sqlCommand } from '../../src/cli/sql-command.js';
 import { tenantSlug } from '../../src/ids.js';
 import { openSqliteStore } from '../../src/store/sqlite-store.js';
 import { PUBLISHED, type SyncState } from '../../src/store/store.js';
@@ -30,20 +30,32 @@ beforeAll(async () => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** Runs the command in-process, capturing stdout. */
-async function run(argv: string[], stdin = ''): Promise<{ code: number; out: string; err?: unknown }> {
+/** Runs the command in-process, capturing stdout (and stderr into `errOut`). */
+async function run(
+  argv: string[],
+  stdin = '',
+  extra: Partial<SqlIo> = {},
+): Promise<{ code: number; out: string; err?: unknown; errOut: string; writes: number }> {
   let out = '';
+  let errOut = '';
+  let writes = 0;
   const io: SqlIo = {
     stdout: (s) => {
       out += s;
+      writes++;
+    },
+    stderr: (s) => {
+      errOut += s;
     },
     stdin: async () => stdin,
+    stdinIsTTY: false,
     env: {},
+    ...extra,
   };
   try {
-    return { code: await sqlCommand(argv, io), out };
+    return { code: await sqlCommand(argv, io), out, errOut, writes };
   } catch (err) {
-    return { code: exitCodeFor(err), out, err };
+    return { code: exitCodeFor(err), out, err, errOut, writes };
   }
 }
 
@@ -103,6 +115,9 @@ describe('understudy sql', () => {
     [`VACUUM INTO '${'/tmp/understudy-never.db'}'`, 'VACUUM'],
     ['/* sneaky */ -- comment\n delete from series', 'DELETE'],
     ['WITH x AS (SELECT 1) DELETE FROM series', 'WITH'],
+    [`; ATTACH DATABASE '${'/tmp/understudy-never-attach.db'}' AS x`, 'ATTACH'],
+    [`/* hi */ ;; -- there\n ; ATTACH DATABASE '${'/tmp/understudy-never-attach.db'}' AS x`, 'ATTACH'],
+    ['; DELETE FROM series', 'DELETE'],
   ])('refuses %s and leaves the data intact', async (statement, verb) => {
     const { code, err } = await run(['--db', db, statement]);
     expect(code).toBe(2);
@@ -131,8 +146,59 @@ describe('understudy sql', () => {
     expect(JSON.parse(out)).toEqual([{ n: 2 }]);
   });
 
-  it('finds the verb past comments', () => {
+  it('finds the verb past comments and empty statements', () => {
     expect(leadingVerb('  -- hi\n/* x */ select 1')).toBe('SELECT');
+    expect(leadingVerb('; ;\n-- x\n/* y */; attach database')).toBe('ATTACH');
+  });
+
+  it('refuses a statement whose verb it cannot find, even one SQLite calls read-only', () => {
+    expect(() => assertReadOnly({ readonly: true }, '; ;')).toThrow(/read-only: this statement is refused/);
+    expect(() => assertReadOnly({ readonly: true }, '-- only a comment')).toThrow(/read-only/);
+  });
+
+  it('prints usage and exits 2 on a terminal with no statement and nothing piped, instead of waiting', async () => {
+    const { code, out, errOut } = await run(['--db', db], '', {
+      stdinIsTTY: true,
+      stdin: () => new Promise<string>(() => {}),
+    });
+    expect(code).toBe(2);
+    expect(out).toBe('');
+    expect(errOut).toMatch(/^usage: understudy sql/);
+  });
+
+  it('prints one JSON object per line with --nl (NDJSON)', async () => {
+    const { code, out } = await run(['--db', db, '--nl', 'SELECT id, slug FROM series ORDER BY id']);
+    expect(code).toBe(0);
+    expect(out).toBe('{"id":"2","slug":"lb"}\n{"id":"s1","slug":"hamlet"}\n');
+    expect((await run(['--db', db, '--nl', 'SELECT 1 WHERE 0'])).out).toBe('');
+    expect((await run(['--db', db, '--nl', '--csv', 'SELECT 1'])).code).toBe(2);
+  });
+
+  it.each([
+    ['--csv', (n: number) => n + 1],
+    ['--json', (n: number) => n + 2],
+    ['--nl', (n: number) => n],
+    ['--table', (n: number) => n + 3],
+  ])('streams %s output in bounded chunks as rows are read', async (flag, lines) => {
+    const n = 20_000;
+    const q = `WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < ${n}) SELECT x, printf('%0100d', x) AS pad FROM c`;
+    const { code, out, writes } = await run(['--db', db, ...(flag === '--table' ? [] : [flag]), q]);
+    expect(code).toBe(0);
+    expect(out.trimEnd().split('\n')).toHaveLength(lines(n));
+    // About 2.3 MB of output: written as it is produced, in chunks of at most 64 KiB, never as one string.
+    expect(writes).toBeGreaterThan(20);
+    expect(out.length / writes).toBeLessThanOrEqual(64 * 1024 + 200);
+  });
+
+  it('sizes table columns from the first 1000 rows, then streams the rest in that layout', async () => {
+    const q =
+      "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1001) SELECT CASE WHEN x = 1001 THEN 'a-much-longer-cell' ELSE 'ab' END AS v FROM c";
+    const lines = (await run(['--db', db, q])).out.trimEnd().split('\n');
+    expect(lines[0]).toBe('v');
+    expect(lines[1]).toBe('--');
+    expect(lines[2]).toBe('ab');
+    expect(lines.at(-2)).toBe('a-much-longer-cell');
+    expect(lines.at(-1)).toBe('(1001 rows)');
   });
 
   it('exits non-zero through main with a one-line reason for a write', async () => {
@@ -158,5 +224,46 @@ describe('built CLI', () => {
     const refused = spawnSync('node', [bin, 'sql', '--db', db, 'DROP TABLE series'], { encoding: 'utf8' });
     expect(refused.status).toBe(2);
     expect(refused.stderr).toContain('sql is read-only: DROP statements are refused');
+  });
+
+  it.runIf(built)('stops a runaway statement at --timeout with exit 1 and a one-line reason', () => {
+    const r = spawnSync(
+      'node',
+      [
+        bin,
+        'sql',
+        '--db',
+        db,
+        '--timeout',
+        '1',
+        'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c',
+      ],
+      { encoding: 'utf8' },
+    );
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/^understudy sql: stopped after 1 s \(--timeout\)[^\n]*\n$/);
+  });
+
+  it.runIf(built)('gives the same output with --timeout when the statement finishes in time', () => {
+    for (const flag of ['--json', '--csv', '--nl', '--max-width=20']) {
+      const argv = ['sql', '--db', db, flag, 'SELECT id, slug, doc FROM series ORDER BY id'];
+      const plain = spawnSync('node', [bin, ...argv], { encoding: 'utf8' });
+      const timed = spawnSync('node', [bin, ...argv, '--timeout', '30'], { encoding: 'utf8' });
+      expect(plain.status).toBe(0);
+      expect(timed.status).toBe(0);
+      expect(timed.stdout).toBe(plain.stdout);
+    }
+    const refused = spawnSync('node', [bin, 'sql', '--db', db, '--timeout', '30', 'DELETE FROM series'], {
+      encoding: 'utf8',
+    });
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toContain('sql is read-only: DELETE statements are refused');
+  });
+
+  it.runIf(built)('refuses a --timeout that is not a positive number of seconds', () => {
+    for (const t of ['0', '-1', 'soon', '3000000']) {
+      const r = spawnSync('node', [bin, 'sql', '--db', db, '--timeout', t, 'SELECT 1'], { encoding: 'utf8' });
+      expect(r.status).toBe(2);
+    }
   });
 });

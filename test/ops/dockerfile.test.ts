@@ -88,6 +88,9 @@ describe('Dockerfile', () => {
       '/config/understudy.json',
       '--http',
       '9464',
+      // Inside the container: the network namespace is the boundary, so the port must be reachable to publish it.
+      '--http-host',
+      '0.0.0.0',
     ]);
     const hc = all(final, 'HEALTHCHECK').at(-1)!;
     expect(hc).toMatch(/^--.*CMD /);
@@ -139,7 +142,15 @@ describe('docker-compose.yml', () => {
   it('runs the worker against that Redis with the mirror on a volume and no key in the file', () => {
     const worker = compose.services.worker!;
     expect(worker.build).toBeDefined();
-    expect(worker.command).toEqual(['worker', '--config', '/config/understudy.json', '--http', '9464']);
+    expect(worker.command).toEqual([
+      'worker',
+      '--config',
+      '/config/understudy.json',
+      '--http',
+      '9464',
+      '--http-host',
+      '0.0.0.0',
+    ]);
     expect(worker.environment?.REDIS_URL).toBe('redis://redis:6379');
     expect(worker.volumes?.some((v) => /:\/data$/.test(v))).toBe(true);
     expect(Object.keys(worker.depends_on ?? {})).toContain('redis');

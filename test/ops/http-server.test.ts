@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
+import { createLogger } from '../../src/log.js';
 import { startOpsServer } from '../../src/ops/http-server.js';
 import { createOpsMetrics } from '../../src/ops/metrics.js';
 import { databaseCheck, redisCheck, runChecks } from '../../src/ops/readiness.js';
@@ -144,8 +146,10 @@ describe('ops HTTP server', () => {
     expect(byHeader.status).toBe(200);
     expect(await byHeader.text()).toContain('<html');
 
-    const byQuery = await fetch(`${ops.url}/queues?token=s3cret-dashboard-token`);
-    expect(byQuery.status).toBe(200);
+    const byQuery = await fetch(`${ops.url}/queues?token=s3cret-dashboard-token`, { redirect: 'manual' });
+    // The token leaves the address bar: 303 to the same page without it, the cookie set on the way.
+    expect(byQuery.status).toBe(303);
+    expect(byQuery.headers.get('location')).toBe('/queues');
     const cookie = byQuery.headers.get('set-cookie') ?? '';
     expect(cookie).toMatch(/HttpOnly/);
     expect(cookie).not.toContain('s3cret-dashboard-token');
@@ -162,6 +166,70 @@ describe('ops HTTP server', () => {
     const asset = await fetch(`${ops.url}/queues/${script}`, { headers: { cookie: cookie.split(';')[0]! } });
     expect(asset.status).toBe(200);
     expect((await fetch(`${ops.url}/queues/${script}`)).status).toBe(401);
+  });
+
+  it('listens on 127.0.0.1 unless a host is given', async () => {
+    const ready = async () => ({ ok: true, checks: {} });
+    const metrics = createOpsMetrics({ processMetrics: false });
+    const closed = await startOpsServer({ port: 0, metrics, ready });
+    onTestFinished(() => closed.close());
+    expect(closed.host).toBe('127.0.0.1');
+    const open = await startOpsServer({ port: 0, host: '0.0.0.0', metrics, ready });
+    onTestFinished(() => open.close());
+    expect(open.host).toBe('0.0.0.0');
+  });
+
+  it('expires the dashboard session cookie after 12 hours, whatever the browser keeps', async () => {
+    let now = Date.parse('2026-03-01T00:00:00Z');
+    const ops = await startOpsServer({
+      port: 0,
+      metrics: createOpsMetrics({ processMetrics: false }),
+      ready: async () => ({ ok: true, checks: {} }),
+      queues: [queueOn(connect())],
+      dashboardToken: 's3cret-dashboard-token',
+      now: () => now,
+    });
+    onTestFinished(() => ops.close());
+    const login = await fetch(`${ops.url}/queues/api/queues`, {
+      headers: { authorization: 'Bearer s3cret-dashboard-token' },
+    });
+    const setCookie = login.headers.get('set-cookie') ?? '';
+    expect(setCookie).toMatch(/Max-Age=43200/);
+    const cookie = { cookie: setCookie.split(';')[0]! };
+    now += 12 * 3600 * 1000 - 1000;
+    expect((await fetch(`${ops.url}/queues/api/queues`, { headers: cookie })).status).toBe(200);
+    now += 2000;
+    expect((await fetch(`${ops.url}/queues/api/queues`, { headers: cookie })).status).toBe(401);
+    // A forged expiry does not pass: the expiry is signed with the token.
+    const forged = cookie.cookie.replace(/=\d+\./, `=${now + 3600_000}.`);
+    expect((await fetch(`${ops.url}/queues/api/queues`, { headers: { cookie: forged } })).status).toBe(401);
+  });
+
+  it('logs each request by its path, never with the ?token= query', async () => {
+    const lines: string[] = [];
+    const destination = new Writable({
+      write(chunk: Buffer, _enc, cb) {
+        lines.push(...chunk.toString().split('\n').filter(Boolean));
+        cb();
+      },
+    });
+    const ops = await startOpsServer({
+      port: 0,
+      metrics: createOpsMetrics({ processMetrics: false }),
+      ready: async () => ({ ok: true, checks: {} }),
+      queues: [queueOn(connect())],
+      dashboardToken: 's3cret-dashboard-token',
+      log: createLogger({ level: 'debug', destination }),
+    });
+    onTestFinished(() => ops.close());
+    await fetch(`${ops.url}/queues?token=s3cret-dashboard-token&tab=jobs`, { redirect: 'manual' });
+    await fetch(`${ops.url}/queues?token=wrong-guess-token`);
+    await vi.waitFor(() => expect(lines).toHaveLength(2));
+    expect(lines.map((l) => JSON.parse(l))).toMatchObject([
+      { msg: 'ops request', method: 'GET', path: '/queues', status: 303 },
+      { msg: 'ops request', method: 'GET', path: '/queues', status: 401 },
+    ]);
+    expect(lines.join('\n')).not.toMatch(/s3cret|wrong-guess|token=/);
   });
 
   it('turns the dashboard off when no token is configured', async () => {
