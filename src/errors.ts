@@ -10,6 +10,7 @@ export type ErrorCode =
   | 'US_UPSTREAM_UNAVAILABLE'
   | 'US_RATE_LIMITED'
   | 'US_BAD_RESPONSE'
+  | 'US_RESPONSE_TOO_LARGE'
   | 'US_NOT_FOUND'
   | 'US_VALIDATION'
   | 'US_STORE'
@@ -94,6 +95,28 @@ export class BadResponseError extends UnderstudyError {
     super('US_BAD_RESPONSE', `${method} ${route}: ${message}`, options);
   }
   /** The upstream answered (2xx), so a write it carried was most likely applied. */
+  readonly outcome: UpstreamOutcome = 'answered';
+}
+
+/**
+ * An answer longer than `maxResponseBytes`: the download is stopped at the cap (or refused from its
+ * `Content-Length`) and never retried, since the same request would only fetch the same body again.
+ */
+export class ResponseTooLargeError extends UnderstudyError {
+  constructor(
+    readonly method: string,
+    readonly route: string,
+    readonly status: number,
+    readonly limitBytes: number,
+    options?: ErrorOptions,
+  ) {
+    super(
+      'US_RESPONSE_TOO_LARGE',
+      `${method} ${route} -> ${status}: response larger than maxResponseBytes (${limitBytes} bytes)`,
+      options,
+    );
+  }
+  /** The upstream answered, so a write it carried was most likely applied. */
   readonly outcome: UpstreamOutcome = 'answered';
 }
 
