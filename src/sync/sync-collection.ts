@@ -44,6 +44,8 @@ export interface CollectionReport {
   unchanged: number;
   deleted: number;
   requests: number;
+  /** Answers 429 among `requests`: each paused the key before its retry. */
+  rateLimited: number;
   ms: number;
   skipped?: string;
   error?: string;
@@ -87,6 +89,7 @@ class Run {
       unchanged: 0,
       deleted: 0,
       requests: 0,
+      rateLimited: 0,
       ms: 0,
     };
   }
@@ -95,6 +98,9 @@ class Run {
       signal: this.signal,
       onAttempt: () => {
         this.report.requests++;
+      },
+      onRateLimited: () => {
+        this.report.rateLimited++;
       },
     };
   }

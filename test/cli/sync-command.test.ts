@@ -34,6 +34,7 @@ describe('understudy sync (CLI)', () => {
       'unchanged',
       'deleted',
       'requests',
+      'rateLimited',
       'ms',
     ]);
     expect(series.inserted).toBe(s.controls.docs(t.slug, 'series').length);

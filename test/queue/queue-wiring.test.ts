@@ -57,6 +57,7 @@ const outcome = (over: Partial<CollectionOutcome> = {}): CollectionOutcome => ({
   unchanged: 0,
   deleted: 0,
   requests: 1,
+  rateLimited: 0,
   ms: 1,
   ...over,
 });
