@@ -9,7 +9,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -245,6 +245,7 @@ async function run(redisUrl: string, tenants: number, busy = false): Promise<{ d
 export default async function bench(): Promise<string> {
   const r = await redisForBench();
   try {
+    const load = loadavg()[0] ?? 0;
     const one = await run(r.url, 1);
     const five = await run(r.url, TENANTS);
     const busy = await run(r.url, TENANTS, true);
@@ -268,6 +269,7 @@ export default async function bench(): Promise<string> {
       'queued per tenant before the worker starts (concurrency 32). "Of budget" counts the writes after the first',
       "window's burst against the time they took: (n − L) / (span / W) / L, where span runs from the first to the last",
       'accepted write.',
+      `Machine load average (1 min) when the bench started: ${load.toFixed(1)} (other processes share these cores).`,
       '',
       `- One tenant: ${singleOk ? 'meets' : '**misses**'} the target (≥ 95% of the budget, zero 429s).`,
       `- ${TENANTS} tenants, separate keys: ${fiveOk ? 'drain in parallel' : '**do not drain in parallel**'}: all writes, zero 429s,`,
