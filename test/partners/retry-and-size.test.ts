@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config/load-config.js';
 import { ResponseTooLargeError, type UnderstudyError } from '../../src/errors.js';
 import { tenantSlug } from '../../src/ids.js';
 import { createHttpPartnersClient, type HttpClientOptions } from '../../src/partners/http-partners-client.js';
@@ -150,6 +151,16 @@ describe('response size cap', () => {
     const page = await client.listPage(list, { signal: new AbortController().signal });
     expect(page.docs).toEqual([]);
     expect(page.hasNextPage).toBe(false);
+  });
+
+  it('takes maxResponseBytes from the config: 32 MiB by default, an integer of at least 1024', () => {
+    const base = { baseUrl: 'http://127.0.0.1:1', tenants: [{ slug: 'acme', apiKeyEnv: 'K' }] };
+    expect(parseConfig(base).maxResponseBytes).toBe(32 * 1024 * 1024);
+    expect(parseConfig({ ...base, maxResponseBytes: 4096 }).maxResponseBytes).toBe(4096);
+    for (const bad of [100, 1.5e6 + 0.5, '1MB', -1])
+      expect(() => parseConfig({ ...base, maxResponseBytes: bad })).toThrow(
+        expect.objectContaining({ code: 'US_CONFIG', message: expect.stringContaining('maxResponseBytes') }),
+      );
   });
 
   it('refuses a negative Retry-After or size in a fault', () => {
