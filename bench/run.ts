@@ -15,6 +15,7 @@ const BENCHES = [
   'sql-export',
   'shared-budget',
   'write-drain',
+  'response-cap',
 ] as const;
 const only = process.argv.slice(2);
 

@@ -1,6 +1,6 @@
 /**
  * Shared rate budget (issue 4): with the simulator enforcing 100 reads per 6 s window per key, 4 worker processes
- * sharing one key mirror a backlog with zero 429s and at least 95% of the budget achieved; two tenants with
+ * sharing one key mirror a backlog with zero 429s and at least 97% of the budget achieved (issue 10 item 12; 95.6% before the gate counted requests from their answers); two tenants with
  * separate keys proceed in parallel, at about twice one tenant's rate.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -189,8 +189,8 @@ the time they took.
 ${row('one key', one)}
 ${row('two keys', two)}
 
-- One key: ${pct.toFixed(1)}% of the budget (target >= 95%), ${one.rateLimited} responses 429 (target 0): ${
-      pct >= 95 && one.rateLimited === 0 ? '**met**' : '**not met**'
+- One key: ${pct.toFixed(1)}% of the budget (target >= 97%), ${one.rateLimited} responses 429 (target 0): ${
+      pct >= 97 && one.rateLimited === 0 ? '**met**' : '**not met**'
     }.
 - Two keys: ${twoRate.toFixed(1)} requests/s together, ${ratio.toFixed(2)}x one key's ${oneRate.toFixed(1)} (target about 2x), ${
       two.rateLimited

@@ -19,6 +19,8 @@ export interface AppOptions {
   readonly log: Logger;
   /** Defaults to in-memory gates (one process); the worker passes Redis-backed ones. */
   readonly gateFor?: GateFactory;
+  /** Longest response body read from the upstream (config `maxResponseBytes`); the client's default when absent. */
+  readonly maxResponseBytes?: number;
   readonly onRequest?: (e: { tenant: string; method: string; route: string; status: number; ms: number }) => void;
 }
 
@@ -68,6 +70,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
         apiKey: tenant.apiKey,
         gate,
         dispatcher: agent,
+        ...(opts.maxResponseBytes === undefined ? {} : { maxResponseBytes: opts.maxResponseBytes }),
         log: opts.log.child({ tenant: tenant.slug }),
         ...(onRequest ? { onRequest: (e) => onRequest({ tenant: tenant.slug, ...e }) } : {}),
       });

@@ -11,6 +11,7 @@ export type ErrorCode =
   | 'US_UPSTREAM_STUCK'
   | 'US_RATE_LIMITED'
   | 'US_BAD_RESPONSE'
+  | 'US_RESPONSE_TOO_LARGE'
   | 'US_NOT_FOUND'
   | 'US_VALIDATION'
   | 'US_STORE'
@@ -112,6 +113,28 @@ export class StuckPageError extends UnderstudyError {
   ) {
     super('US_UPSTREAM_STUCK', `${method} ${route}: ${message}`, options);
   }
+}
+
+/**
+ * An answer longer than `maxResponseBytes`: the download is stopped at the cap (or refused from its
+ * `Content-Length`) and never retried, since the same request would only fetch the same body again.
+ */
+export class ResponseTooLargeError extends UnderstudyError {
+  constructor(
+    readonly method: string,
+    readonly route: string,
+    readonly status: number,
+    readonly limitBytes: number,
+    options?: ErrorOptions,
+  ) {
+    super(
+      'US_RESPONSE_TOO_LARGE',
+      `${method} ${route} -> ${status}: response larger than maxResponseBytes (${limitBytes} bytes)`,
+      options,
+    );
+  }
+  /** The upstream answered, so a write it carried was most likely applied. */
+  readonly outcome: UpstreamOutcome = 'answered';
 }
 
 export const isUnderstudyError = (err: unknown): err is UnderstudyError => err instanceof UnderstudyError;

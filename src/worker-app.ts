@@ -76,6 +76,7 @@ export async function createWorkerApp(config: Config, opts: WorkerAppOptions): P
     baseUrl: config.baseUrl,
     database: databasePath(config, env),
     log,
+    maxResponseBytes: config.maxResponseBytes,
     gateFor: (keyHash, budget) => {
       const gate = createRedisRateGate({ redis, keyHash, budget, prefix });
       return opts.metrics ? instrumentGate(gate, opts.metrics) : gate;

@@ -6,6 +6,7 @@ import { type ResolvedTenant, resolveTenants } from '../config/resolve-tenants.j
 import { describeError, UnderstudyError, UsageError } from '../errors.js';
 import { createLogger } from '../log.js';
 import { type CollectionSlug, isCollectionSlug } from '../partners/collections.js';
+import { openSharedBudget } from '../queue/shared-budget.js';
 import type { CollectionReport, SyncMode } from '../sync/sync-collection.js';
 import { syncTenant, type TenantReport } from '../sync/sync-tenant.js';
 import { exitCodeFor } from './exit-codes.js';
@@ -13,7 +14,7 @@ import { formatTable } from './format-table.js';
 import { parseFlags } from './parse-flags.js';
 
 const HELP = `usage: understudy sync [--config FILE] [--base-url URL] [--tenant SLUG]... [--collection NAME]...
-                       [--full] [--db FILE] [--json]
+                       [--full] [--db FILE] [--json] [--local-budget]
 
 Mirrors tenants of the Content Partners API into SQLite. Without --config, the key comes from PARTNERS_API_KEY,
 the base URL from --base-url or PARTNERS_BASE_URL, the database from --db, UNDERSTUDY_DB or ./data/understudy.db.
@@ -25,6 +26,8 @@ the base URL from --base-url or PARTNERS_BASE_URL, the database from --db, UNDER
   --full              full sync with deletion reconciliation (default: incremental since the stored cursor)
   --db FILE           SQLite file of the mirror
   --json              print exactly one JSON object with the outcome on stdout
+  --local-budget      pace each key with this process's own rate gate even when Redis is configured (default:
+                      with config redis or REDIS_URL, the key's budget is shared there with the workers)
   --enqueue           add a sync job to the worker queue (Redis) instead of syncing here; prints its id
   --schedule CRON     keep running, syncing on each tick of CRON (no Redis; runs never overlap)
 `;
@@ -37,6 +40,7 @@ const FLAGS = {
   full: { type: 'boolean' },
   db: { type: 'string' },
   json: { type: 'boolean' },
+  'local-budget': { type: 'boolean' },
   enqueue: { type: 'boolean' },
   schedule: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
@@ -48,6 +52,8 @@ export interface SyncInvocation {
   readonly tenants: readonly string[];
   readonly collections: readonly CollectionSlug[];
   readonly mode: SyncMode;
+  /** Use the in-process gate even when Redis is configured. */
+  readonly localBudget?: boolean;
 }
 
 /** Turns flags and environment into a validated config: `--config` file, or a one-key config built from flags. */
@@ -76,7 +82,14 @@ export function resolveInvocation(
     );
   }
   const database = databasePath(config, env, values.db);
-  return { config, database, tenants, collections, mode: values.full ? 'full' : 'incremental' };
+  return {
+    config,
+    database,
+    tenants,
+    collections,
+    mode: values.full ? 'full' : 'incremental',
+    ...(values['local-budget'] ? { localBudget: true } : {}),
+  };
 }
 
 /** The config's `sync` tuning, as sync deps. */
@@ -88,12 +101,21 @@ const parseSyncFlags = (argv: string[]) => parseFlags(argv, FLAGS);
 /** Runs one sync of every chosen tenant, in parallel across tenants; a refused key aborts them all. */
 export async function runSync(
   inv: SyncInvocation,
-  opts: { json: boolean; signal: AbortSignal },
+  opts: { json: boolean; signal: AbortSignal; env?: NodeJS.ProcessEnv },
 ): Promise<{ reports: TenantReport[]; failure: unknown }> {
+  const env = opts.env ?? process.env;
   const tty = !opts.json && process.stderr.isTTY === true;
-  const log = createLogger({ level: tty ? 'warn' : (process.env.LOG_LEVEL ?? 'info') });
-  const resolved: ResolvedTenant[] = resolveTenants(inv.config, process.env, inv.tenants);
-  await using app = await createApp({ baseUrl: inv.config.baseUrl, database: inv.database, log });
+  const log = createLogger({ level: tty ? 'warn' : (env.LOG_LEVEL ?? 'info') });
+  const resolved: ResolvedTenant[] = resolveTenants(inv.config, env, inv.tenants);
+  // One budget per key: with Redis configured, the workers' shared gate (closed after the app that uses it).
+  await using budget = inv.localBudget ? null : await openSharedBudget(inv.config, env, log);
+  await using app = await createApp({
+    baseUrl: inv.config.baseUrl,
+    database: inv.database,
+    log,
+    maxResponseBytes: inv.config.maxResponseBytes,
+    ...(budget ? { gateFor: budget.gateFor } : {}),
+  });
   const abort = new AbortController();
   const signal = AbortSignal.any([abort.signal, opts.signal]);
   let failure: unknown = null;

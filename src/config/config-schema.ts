@@ -69,6 +69,8 @@ export const ConfigSchema = v.strictObject({
       maxBodyBytes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), DEFAULT_MAX_BODY_BYTES),
     }),
   ),
+  /** Longest upstream response body read, in bytes (enforced while streaming); over it the request fails. */
+  maxResponseBytes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1024)), 32 * 1024 * 1024),
   tenants: v.pipe(v.array(TenantSchema), v.minLength(1)),
 });
 

@@ -9,6 +9,7 @@ export function instrumentGate(gate: RateGate, metrics: Pick<OpsMetrics, 'gateWa
       metrics.gateWaited({ kind, ms: waited });
       return waited;
     },
+    settle: (kind) => gate.settle(kind),
     pause: (ms) => gate.pause(ms),
     close: () => gate.close(),
   };

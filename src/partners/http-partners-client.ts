@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { Agent, type Dispatcher, request } from 'undici';
-import { BadResponseError, type UnderstudyError, UpstreamError } from '../errors.js';
+import { BadResponseError, ResponseTooLargeError, type UnderstudyError, UpstreamError } from '../errors.js';
 import { isJsonObject, type JsonObject, type RecordId, type TenantSlug } from '../ids.js';
 import type { Logger } from '../log.js';
 import { API_VERSION, type BulkKind, type CollectionSlug } from './collections.js';
@@ -15,7 +15,18 @@ import type {
 } from './partners-client.js';
 import { toQueryString, withQuery } from './query-string.js';
 import type { RateGate, RequestKind } from './rate-gate.js';
-import { backoffMs, type ResponseHeaders, rateLimitResetMs, retryAfterMs } from './retry-delay.js';
+import {
+  decideRetry,
+  MIN_RETRY_DELAY_MS,
+  type ResponseHeaders,
+  type RetryClass,
+  type RetryPolicy,
+  rateLimitResetMs,
+  retryAfterMs,
+} from './retry-delay.js';
+
+/** Default `maxResponseBytes`: 32 MiB. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 
 export interface HttpClientOptions {
   /** Origin (and optional prefix) of the upstream, e.g. `http://127.0.0.1:1234`; a trailing slash is tolerated. */
@@ -30,7 +41,10 @@ export interface HttpClientOptions {
   readonly retry?: {
     /** Attempts per read, retries included (429 waits come on top, at most as many again). Default 5. */
     readonly attempts?: number;
-    /** First backoff ceiling; doubles per retry. Default 250. */
+    /**
+     * Floor of the first retry's wait, doubling per retry, plus up to half again as jitter; headers only ever
+     * lengthen a wait. Default 250 (tests may lower it; production never does).
+     */
     readonly baseDelayMs?: number;
     /** Cap on any wait, `Retry-After` included. Default 30000. */
     readonly maxDelayMs?: number;
@@ -43,6 +57,11 @@ export interface HttpClientOptions {
     /** Between two body chunks. Default 30000. */
     readonly bodyMs?: number;
   };
+  /**
+   * Longest response body read, in bytes, counted while streaming (and refused up front from `Content-Length`).
+   * Over it the request fails with `US_RESPONSE_TOO_LARGE`, never retried. Default 32 MiB.
+   */
+  readonly maxResponseBytes?: number;
   /** Warns once per retry with `{ attempt, delayMs, status, route }`. */
   readonly log?: Logger;
   /** Waits between retries; must reject when `signal` aborts. Default: timers/promises setTimeout. */
@@ -142,7 +161,7 @@ type Attempt<T> =
       readonly ok: false;
       readonly error: UnderstudyError;
       /** `rate`: a 429; `transient`: retryable for reads; `not-sent`: retryable for anything; `final`: never. */
-      readonly retry: 'rate' | 'transient' | 'not-sent' | 'final';
+      readonly retry: RetryClass;
       readonly status: number;
       readonly hintMs: number | undefined;
     };
@@ -167,8 +186,12 @@ export function createHttpPartnersClient(opts: HttpClientOptions): PartnersClien
   }
   if (typeof opts.tenant !== 'string' || opts.tenant.length === 0) throw new TypeError('tenant must be non-empty');
   const attempts = Math.max(1, Math.floor(positive('retry.attempts', opts.retry?.attempts, 5)));
-  const baseDelayMs = positive('retry.baseDelayMs', opts.retry?.baseDelayMs, 250);
-  const maxDelayMs = positive('retry.maxDelayMs', opts.retry?.maxDelayMs, 30_000);
+  const policy: RetryPolicy = {
+    attempts,
+    baseDelayMs: positive('retry.baseDelayMs', opts.retry?.baseDelayMs, MIN_RETRY_DELAY_MS),
+    maxDelayMs: positive('retry.maxDelayMs', opts.retry?.maxDelayMs, 30_000),
+  };
+  const maxResponseBytes = positive('maxResponseBytes', opts.maxResponseBytes, DEFAULT_MAX_RESPONSE_BYTES);
   const connectMs = positive('timeouts.connectMs', opts.timeouts?.connectMs, 10_000);
   const headersMs = positive('timeouts.headersMs', opts.timeouts?.headersMs, 30_000);
   const bodyMs = positive('timeouts.bodyMs', opts.timeouts?.bodyMs, 30_000);
@@ -189,7 +212,31 @@ export function createHttpPartnersClient(opts: HttpClientOptions): PartnersClien
   const aborted = (signal: AbortSignal, method: string, route: string, outcome: 'unknown' | 'not-sent') =>
     new UpstreamError(method, route, 0, 'aborted', { code: 'US_ABORTED', outcome, cause: signal.reason });
 
-  async function attempt<T>(call: Call<T>, callOpts: CallOptions): Promise<Attempt<T>> {
+  /** Reads the body as text, stopping (and dropping the connection) as soon as it passes `maxResponseBytes`. */
+  async function readCapped(res: Dispatcher.ResponseData): Promise<string | null> {
+    const declared = Number((res.headers as ResponseHeaders)['content-length'] ?? Number.NaN);
+    if (declared > maxResponseBytes) {
+      res.body.destroy();
+      return null;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of res.body as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > maxResponseBytes) {
+        res.body.destroy();
+        return null;
+      }
+      chunks.push(chunk);
+    }
+    return Buffer.concat(chunks, size).toString('utf8');
+  }
+
+  /**
+   * One request. `answered` is called once the upstream's answer (or a failure) is here: the gate then counts
+   * the request from that moment, a bound on when the upstream counted it.
+   */
+  async function attempt<T>(call: Call<T>, callOpts: CallOptions, answered: () => void): Promise<Attempt<T>> {
     const { method, route, signal } = { ...call, signal: callOpts.signal };
     const headers: Record<string, string> = { accept: 'application/json' };
     if (call.auth) headers.authorization = authorization;
@@ -209,6 +256,7 @@ export function createHttpPartnersClient(opts: HttpClientOptions): PartnersClien
         bodyTimeout: bodyMs,
       });
     } catch (err) {
+      answered();
       report(0);
       const code = errorCode(err);
       const notSent = code !== undefined && NOT_SENT_CODES.has(code);
@@ -219,12 +267,20 @@ export function createHttpPartnersClient(opts: HttpClientOptions): PartnersClien
       const error = new UpstreamError(method, route, 0, code, { cause: err, outcome });
       return { ok: false, error, retry: notSent ? 'not-sent' : 'transient', status: 0, hintMs: undefined };
     }
+    answered();
     callOpts.onAttempt?.();
     const status = res.statusCode;
     const resHeaders = res.headers as ResponseHeaders;
+    if (status === 429) callOpts.onRateLimited?.();
     let text: string;
     try {
-      text = await res.body.text();
+      const capped = await readCapped(res);
+      if (capped === null) {
+        report(status);
+        const error = new ResponseTooLargeError(method, route, status, maxResponseBytes);
+        return { ok: false, error, retry: 'final', status, hintMs: undefined };
+      }
+      text = capped;
     } catch (err) {
       report(status);
       if (signal.aborted) throw aborted(signal, method, route, 'unknown');
@@ -287,31 +343,34 @@ export function createHttpPartnersClient(opts: HttpClientOptions): PartnersClien
     for (;;) {
       if (signal.aborted) throw aborted(signal, call.method, call.route, 'not-sent');
       await gate.acquire(kind, { signal });
-      const result = await attempt(call, callOpts);
+      let settled = false;
+      const answered = () => {
+        if (settled) return;
+        settled = true;
+        gate.settle(kind);
+      };
+      let result: Attempt<T>;
+      try {
+        result = await attempt(call, callOpts, answered);
+      } finally {
+        answered();
+      }
       if (result.ok) return result.value;
       const { error, retry, status, hintMs } = result;
-      let waitMs: number;
-      let attemptNo: number;
-      if (retry === 'rate') {
-        rateWaits++;
-        if (rateWaits > attempts) throw error;
-        attemptNo = rateWaits;
-        waitMs = Math.min(hintMs ?? backoffMs(rateWaits, baseDelayMs, maxDelayMs, random), maxDelayMs);
-      } else if (retry === 'not-sent' || (retry === 'transient' && kind === 'read')) {
-        failures++;
-        if (failures >= attempts) throw error;
-        attemptNo = failures;
-        waitMs = Math.min(hintMs ?? backoffMs(failures, baseDelayMs, maxDelayMs, random), maxDelayMs);
-      } else {
-        throw error;
-      }
-      log?.warn({ attempt: attemptNo, delayMs: waitMs, status, route: call.route }, 'retrying upstream request');
-      if (retry === 'rate') {
+      if (retry === 'rate') rateWaits++;
+      else failures++;
+      const next = decideRetry({ cls: retry, read: kind === 'read', failures, rateWaits, hintMs }, policy, random);
+      if (!next.retry) throw error;
+      log?.warn(
+        { attempt: next.attempt, delayMs: next.delayMs, status, route: call.route },
+        'retrying upstream request',
+      );
+      if (next.pauseKey) {
         // Every caller of this key waits, not just this one; acquire() then holds us until the pause ends.
-        await gate.pause(waitMs);
-      } else if (waitMs > 0) {
+        await gate.pause(next.delayMs);
+      } else {
         try {
-          await sleep(waitMs, signal);
+          await sleep(next.delayMs, signal);
         } catch (err) {
           if (signal.aborted) throw aborted(signal, call.method, call.route, 'not-sent');
           throw err;

@@ -21,8 +21,10 @@ const aborted = (reason: string) => new UnderstudyError('US_ABORTED', `rate gate
 
 /**
  * A rate gate for one process: a log of send times per kind, so no window of `windowMs` ever holds more
- * than the budget (a rolling window, not fixed buckets). Waiters of a kind are served first in, first out,
- * with one timer armed for the moment the next slot frees; nothing polls.
+ * than the budget (a rolling window, not fixed buckets). A granted request is in flight until `settle` and
+ * then logged at the settle time, so the slot it frees is one window after the upstream counted it, however
+ * late the request left. Waiters of a kind are served first in, first out, with one timer armed for the
+ * moment the next slot frees; nothing polls.
  */
 export function createMemoryRateGate(budget: RateBudget, opts: MemoryRateGateOptions = {}): RateGate {
   for (const [name, value] of [
@@ -34,25 +36,38 @@ export function createMemoryRateGate(budget: RateBudget, opts: MemoryRateGateOpt
   }
   const now = opts.now ?? Date.now;
   const limit: Record<RequestKind, number> = { read: Math.floor(budget.reads), write: Math.floor(budget.writes) };
+  // Settle times, ascending; and grant times of requests still in flight, ascending.
   const sent: Record<RequestKind, number[]> = { read: [], write: [] };
+  const inFlight: Record<RequestKind, number[]> = { read: [], write: [] };
+  // An in-flight request never settled counts as sent one window after its grant (a lost settle is not a leak).
+  const leaseMs = budget.windowMs;
   const queues: Record<RequestKind, Waiter[]> = { read: [], write: [] };
   let pausedUntil = 0;
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
 
-  const prune = (kind: RequestKind, t: number) => {
-    const log = sent[kind];
+  const dropUpTo = (list: number[], until: number) => {
     let drop = 0;
-    while (drop < log.length && (log[drop] as number) <= t - budget.windowMs) drop++;
-    if (drop > 0) log.splice(0, drop);
+    while (drop < list.length && (list[drop] as number) <= until) drop++;
+    if (drop > 0) list.splice(0, drop);
+  };
+  const prune = (kind: RequestKind, t: number) => {
+    dropUpTo(sent[kind], t - budget.windowMs);
+    dropUpTo(inFlight[kind], t - budget.windowMs - leaseMs);
   };
 
-  /** The earliest time a request of `kind` may go out, given the log and any pause. */
+  /** The earliest time a request of `kind` may go out, given the log, the requests in flight and any pause. */
   const nextSlot = (kind: RequestKind, t: number): number => {
     prune(kind, t);
-    const log = sent[kind];
-    const slot = log.length < limit[kind] ? t : (log[log.length - limit[kind]] as number) + budget.windowMs;
-    return Math.max(slot, pausedUntil);
+    const counted = sent[kind].length + inFlight[kind].length;
+    if (counted < limit[kind]) return Math.max(t, pausedUntil);
+    // The moments each counted request stops counting, earliest first; the one that brings the count under the
+    // limit is the next slot. (An in-flight request is bounded by its lease; its settle brings that forward.)
+    const ends = [
+      ...sent[kind].map((at) => at + budget.windowMs),
+      ...inFlight[kind].map((at) => at + leaseMs + budget.windowMs),
+    ].sort((a, b) => a - b);
+    return Math.max(ends[counted - limit[kind]] as number, pausedUntil);
   };
 
   const pump = () => {
@@ -70,7 +85,7 @@ export function createMemoryRateGate(budget: RateBudget, opts: MemoryRateGateOpt
         }
         const w = queue.shift() as Waiter;
         w.detach();
-        sent[kind].push(t);
+        inFlight[kind].push(t);
         w.resolve(t - w.since);
       }
     }
@@ -85,7 +100,7 @@ export function createMemoryRateGate(budget: RateBudget, opts: MemoryRateGateOpt
       if (signal.aborted) return Promise.reject(aborted('aborted'));
       const t = now();
       if (queues[kind].length === 0 && nextSlot(kind, t) <= t) {
-        sent[kind].push(t);
+        inFlight[kind].push(t);
         return Promise.resolve(0);
       }
       return new Promise<number>((resolve, reject) => {
@@ -107,6 +122,15 @@ export function createMemoryRateGate(budget: RateBudget, opts: MemoryRateGateOpt
         queues[kind].push(waiter);
         pump();
       });
+    },
+    settle(kind) {
+      const t = now();
+      prune(kind, t);
+      // Which grant this was does not matter: every in-flight one counts until settled, and the oldest has the
+      // nearest lease end, so settling it keeps the others' bounds.
+      if (inFlight[kind].shift() === undefined) return;
+      sent[kind].push(t);
+      if (!closed) pump();
     },
     async pause(ms) {
       if (!(ms > 0)) return;

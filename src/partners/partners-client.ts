@@ -49,6 +49,8 @@ export interface ThemeSettingsSchema extends JsonObject {}
 export interface CallOptions {
   readonly signal: AbortSignal;
   readonly onAttempt?: () => void;
+  /** Called once per 429 answer (the key is then paused and the request retried). */
+  readonly onRateLimited?: () => void;
 }
 
 export type WriteMethod = 'POST' | 'PUT' | 'PATCH' | 'DELETE';

@@ -5,7 +5,9 @@ import type { RateBudget, RateGate, RequestKind } from './rate-gate.js';
 
 /**
  * Admits one request or says how long to wait, atomically, on Redis' own clock (TIME), so processes on
- * different machines agree. KEYS: [window zset, pause key]. ARGV: [limit, window ms, member].
+ * different machines agree. KEYS: [window zset, pause key]. ARGV: [limit, window ms, member, lease ms].
+ * Each member's score is the moment it was sent, or for one still in flight its grant plus the lease (settle
+ * rewrites it); it counts until its score is a window old.
  * Returns 0 when admitted (the request is counted), else the milliseconds until a slot may free up.
  */
 const ACQUIRE_LUA = `
@@ -16,15 +18,28 @@ if paused > 0 then return paused end
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+local lease = tonumber(ARGV[4])
 if redis.call('ZCARD', KEYS[1]) < limit then
-  redis.call('ZADD', KEYS[1], now, ARGV[3])
-  redis.call('PEXPIRE', KEYS[1], window)
+  redis.call('ZADD', KEYS[1], now + lease, ARGV[3])
+  redis.call('PEXPIRE', KEYS[1], window + lease)
   return 0
 end
 local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 local wait = tonumber(oldest[2]) + window - now + 1
 if wait < 1 then wait = 1 end
 return wait
+`;
+
+/**
+ * Marks a member as sent now, on Redis' clock: after the upstream counted it, since its answer has arrived.
+ * KEYS: [window zset]. ARGV: [member, window ms, lease ms].
+ */
+const SETTLE_LUA = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZADD', KEYS[1], now, ARGV[1])
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) + tonumber(ARGV[3]))
+return 0
 `;
 
 /** Extends the key-wide pause to `ms` from now unless a longer one is already set. KEYS: [pause key]. */
@@ -35,16 +50,25 @@ return 0
 `;
 
 type GateRedis = Redis & {
-  understudyGateAcquire(win: string, pause: string, limit: number, windowMs: number, member: string): Promise<number>;
+  understudyGateAcquire(
+    win: string,
+    pause: string,
+    limit: number,
+    windowMs: number,
+    member: string,
+    leaseMs: number,
+  ): Promise<number>;
+  understudyGateSettle(win: string, member: string, windowMs: number, leaseMs: number): Promise<number>;
   understudyGatePause(pause: string, ms: number): Promise<number>;
 };
 
 const withCommands = (redis: Redis): GateRedis => {
   const r = redis as GateRedis;
   // defineCommand loads the script once per connection and calls it by EVALSHA from then on.
-  if (typeof r.understudyGateAcquire !== 'function') {
+  if (typeof r.understudyGateSettle !== 'function') {
     redis.defineCommand('understudyGateAcquire', { numberOfKeys: 2, lua: ACQUIRE_LUA });
     redis.defineCommand('understudyGatePause', { numberOfKeys: 1, lua: PAUSE_LUA });
+    redis.defineCommand('understudyGateSettle', { numberOfKeys: 1, lua: SETTLE_LUA });
   }
   return r;
 };
@@ -58,11 +82,13 @@ export interface RedisRateGateOptions {
   /** Key prefix, e.g. `understudy`; keys are `{prefix}:rate:{keyHash}:{read|write|pause}`. */
   readonly prefix: string;
   /**
-   * Extra milliseconds each admitted request stays counted beyond the window, so a request admitted just after
-   * the window rolls cannot reach the upstream before its predecessor's slot has expired there too
-   * (network and event-loop jitter). Default 4% of the window, between 50 and 250 ms.
+   * Extra milliseconds each request stays counted beyond the window. Settling at the answer already keeps a
+   * request counted until after the upstream counted it, whatever the delay before it left; the margin only
+   * covers clock differences between the Redis host and the upstream. Default 10.
    */
   readonly marginMs?: number;
+  /** Called when a settle could not reach Redis (the request then stays counted until its lease ends). */
+  readonly onSettleError?: (err: unknown) => void;
 }
 
 const abortError = (signal: AbortSignal): UnderstudyError =>
@@ -83,15 +109,24 @@ const wait = (ms: number, signal: AbortSignal): Promise<void> =>
     signal.addEventListener('abort', onAbort, { once: true });
   });
 
+/** Default extra milliseconds a request stays counted beyond the window (clock differences between hosts). */
+export const DEFAULT_GATE_MARGIN_MS = 10;
+
 /**
  * The rate gate backed by Redis: a rolling window per key hash and kind in a sorted set, shared by every
  * process that uses the key, plus a key-wide pause (a 429 seen anywhere holds that key's requests everywhere).
+ * A granted request is scored at its grant plus a lease of one window until it is settled (a process that dies
+ * mid-request leaks its slot for two windows at most), then at the settle time.
  */
 export function createRedisRateGate(opts: RedisRateGateOptions): RateGate {
   const { budget, prefix, keyHash } = opts;
   if (!/^[A-Za-z0-9_-]+$/.test(keyHash)) throw new TypeError('keyHash must be a hash (letters, digits, _ and -)');
   const redis = withCommands(opts.redis);
-  const marginMs = opts.marginMs ?? Math.min(250, Math.max(50, Math.ceil(budget.windowMs / 25)));
+  const marginMs = opts.marginMs ?? DEFAULT_GATE_MARGIN_MS;
+  const windowMs = budget.windowMs + marginMs;
+  const leaseMs = budget.windowMs;
+  // Members granted to this process and not yet settled, oldest first, per kind.
+  const inFlight: Record<RequestKind, string[]> = { read: [], write: [] };
   const base = `${prefix}:rate:${keyHash}`;
   const pauseKey = `${base}:pause`;
   const limits: Record<RequestKind, number> = { read: budget.reads, write: budget.writes };
@@ -103,19 +138,27 @@ export function createRedisRateGate(opts: RedisRateGateOptions): RateGate {
       let waited = 0;
       for (;;) {
         if (signal.aborted) throw abortError(signal);
+        const id = `${member}:${seq++}`;
         const ms = Number(
-          await redis.understudyGateAcquire(
-            `${base}:${kind}`,
-            pauseKey,
-            limits[kind],
-            budget.windowMs + marginMs,
-            `${member}:${seq++}`,
-          ),
+          await redis.understudyGateAcquire(`${base}:${kind}`, pauseKey, limits[kind], windowMs, id, leaseMs),
         );
-        if (ms <= 0) return waited;
+        if (ms <= 0) {
+          inFlight[kind].push(id);
+          return waited;
+        }
         await wait(ms, signal);
         waited += ms;
       }
+    },
+    settle(kind) {
+      // Any of this process's in-flight members will do (see memory-rate-gate.ts); the oldest has the nearest lease.
+      const id = inFlight[kind].shift();
+      if (id === undefined) return;
+      // Not awaited: the answer is already here, and commands on this connection run in order, so the next
+      // acquire sees it. A lost settle only keeps the slot counted until the lease ends.
+      redis.understudyGateSettle(`${base}:${kind}`, id, windowMs, leaseMs).catch((err: unknown) => {
+        opts.onSettleError?.(err);
+      });
     },
     async pause(ms) {
       if (ms > 0) await redis.understudyGatePause(pauseKey, Math.ceil(ms));

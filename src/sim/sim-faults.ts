@@ -1,14 +1,18 @@
 /** Faults injected for the next N matching requests. */
 export interface FaultSpec {
   /** stale-page: a list request is answered as if `where` and `page` were absent, with `hasNextPage: true`. */
-  kind: 'latency' | 'status' | 'reset' | 'malformed' | 'rate-limit' | 'stale-page';
+  kind: 'latency' | 'status' | 'reset' | 'malformed' | 'rate-limit' | 'stale-page' | 'huge';
   count: number;
   /** latency: delay before answering normally (default 200). */
   ms?: number;
   /** status: the status to answer with (default 503). */
   status?: number;
-  /** rate-limit: the Retry-After value (default 1). */
+  /** rate-limit: the Retry-After (and RateLimit-Reset) value in seconds, 0 included (default 1). */
   retryAfterSeconds?: number;
+  /** huge: the body's length in bytes (default 300 MB): a valid, empty list envelope padded with whitespace. */
+  bytes?: number;
+  /** huge: send no Content-Length (chunked), so only reading tells the length. Default false. */
+  chunked?: boolean;
   /** Only requests with this method and a path containing this substring. */
   match?: { method?: string; path?: string };
 }
@@ -19,8 +23,14 @@ export class FaultQueue {
   private faults: { spec: FaultSpec; left: number }[] = [];
 
   add(spec: FaultSpec): void {
-    const kinds = ['latency', 'status', 'reset', 'malformed', 'rate-limit', 'stale-page'];
+    const kinds = ['latency', 'status', 'reset', 'malformed', 'rate-limit', 'stale-page', 'huge'];
     if (!kinds.includes(spec.kind)) throw new TypeError(`fault kind must be one of ${kinds.join(', ')}`);
+    const nonNegative = (name: 'retryAfterSeconds' | 'bytes', value: unknown) => {
+      if (value !== undefined && (typeof value !== 'number' || !Number.isFinite(value) || value < 0))
+        throw new TypeError(`fault ${name} must be a number >= 0`);
+    };
+    nonNegative('retryAfterSeconds', spec.retryAfterSeconds);
+    nonNegative('bytes', spec.bytes);
     if (!Number.isInteger(spec.count) || spec.count < 1) throw new TypeError('fault count must be a positive integer');
     this.faults.push({ spec: { ...spec }, left: spec.count });
   }

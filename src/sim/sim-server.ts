@@ -19,6 +19,7 @@ import { bulkUpdate } from './sim-bulk.js';
 import { themeSettingsSchema } from './sim-content.js';
 import { generateTenants, type TenantData, viewOf } from './sim-db.js';
 import type { FaultQueue } from './sim-faults.js';
+import { HUGE_DEFAULT_BYTES, sendHugeBody } from './sim-huge.js';
 import { type MutateResult, type MutateSpec, mutate } from './sim-mutate.js';
 import { buildOpenApi } from './sim-openapi.js';
 import { graphiqlHtml, PIXEL_PNG, swaggerAsset, swaggerHtml } from './sim-pages.js';
@@ -260,6 +261,8 @@ export async function handle(s: SimState, req: IncomingMessage, res: ServerRespo
       case 'stale-page':
         query = staleQuery(search);
         break;
+      case 'huge':
+        return sendHugeBody(res, Math.floor(fault.bytes ?? HUGE_DEFAULT_BYTES), fault.chunked === true);
       case 'rate-limit': {
         const secs = String(fault.retryAfterSeconds ?? 1);
         return send(

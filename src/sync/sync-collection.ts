@@ -63,6 +63,8 @@ export interface CollectionReport {
   /** Records whose `updatedAt` is null or not a date: mirrored (compared by JSON text), never stopping the run. */
   undated: number;
   requests: number;
+  /** Answers 429 among `requests`: each paused the key before its retry. */
+  rateLimited: number;
   ms: number;
   skipped?: string;
   error?: string;
@@ -117,6 +119,7 @@ class Run {
       future: 0,
       undated: 0,
       requests: 0,
+      rateLimited: 0,
       ms: 0,
     };
     this.startedAt = this.now();
@@ -141,6 +144,9 @@ class Run {
       signal: this.signal,
       onAttempt: () => {
         this.report.requests++;
+      },
+      onRateLimited: () => {
+        this.report.rateLimited++;
       },
     };
   }

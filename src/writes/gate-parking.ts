@@ -70,6 +70,7 @@ export function parkableGate(gate: RateGate): RateGate {
         timer = undefined;
       }
     },
+    settle: (kind) => gate.settle(kind),
     pause: (ms) => gate.pause(ms),
     close: () => gate.close(),
   };

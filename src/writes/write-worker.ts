@@ -273,6 +273,7 @@ export async function startConfiguredWriteWorker(
       baseUrl: config.baseUrl,
       database,
       log: opts.log,
+      maxResponseBytes: config.maxResponseBytes,
       gateFor: (keyHash, budget) => {
         const gate = createRedisRateGate({ redis, keyHash, budget, prefix });
         return parkableGate(opts.wrapGate ? opts.wrapGate(gate) : gate);

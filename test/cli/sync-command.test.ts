@@ -36,6 +36,7 @@ describe('understudy sync (CLI)', () => {
       'future',
       'undated',
       'requests',
+      'rateLimited',
       'ms',
     ]);
     expect(series.inserted).toBe(s.controls.docs(t.slug, 'series').length);

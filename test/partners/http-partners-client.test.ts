@@ -22,6 +22,7 @@ function recordingGate() {
       acquired.push(kind);
       return 0;
     },
+    settle() {},
     async pause(ms) {
       pauses.push(ms);
     },
@@ -273,9 +274,9 @@ describe('read retries', () => {
     const page = await client.listPage(list, call());
     expect(page.docs).toEqual([{ id: 1 }]);
     expect(up.requests).toHaveLength(3);
-    expect(delays).toEqual([50, 100]); // random 0.5 × 100·2^(n-1)
+    expect(delays).toEqual([125, 250]); // floor 100·2^(n-1), plus random 0.5 × half of it
     expect(warnings).toHaveLength(2);
-    expect(warnings[0]).toMatchObject({ attempt: 1, delayMs: 50, route: '/partners/{version}/{tenant}/series' });
+    expect(warnings[0]).toMatchObject({ attempt: 1, delayMs: 125, route: '/partners/{version}/{tenant}/series' });
   });
 
   it('throws the last error as upstream-unavailable after the last attempt', async () => {
@@ -344,7 +345,7 @@ describe('rate limits', () => {
     await client.listPage(list, call());
     expect(up.requests).toHaveLength(5);
     expect(pauses).toEqual([2000, 2000]);
-    expect(delays).toEqual([50, 100]);
+    expect(delays).toEqual([125, 250]);
   });
 
   it('uses RateLimit-Reset on a 429 and stops after a bounded number of waits as US_RATE_LIMITED', async () => {
@@ -428,7 +429,7 @@ describe('writes', () => {
     expect((err as UpstreamError).outcome).toBe('not-sent');
     expect(err.code).toBe('US_UPSTREAM_UNAVAILABLE');
     expect(attempts).toBe(0); // nothing reached the upstream
-    expect(delays).toEqual([50, 100]);
+    expect(delays).toEqual([125, 250]);
   });
 });
 

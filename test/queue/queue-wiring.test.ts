@@ -59,6 +59,7 @@ const outcome = (over: Partial<CollectionOutcome> = {}): CollectionOutcome => ({
   future: 0,
   undated: 0,
   requests: 1,
+  rateLimited: 0,
   ms: 1,
   ...over,
 });

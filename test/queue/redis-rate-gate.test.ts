@@ -85,6 +85,29 @@ describe('redis rate gate', () => {
     expect(otherKey).toBe(0);
   });
 
+  it('counts a request in flight a lease ahead, then from its answer once settled, on Redis time', async () => {
+    const prefix = `t-${randomUUID()}`;
+    const redis = connect();
+    const budget = { reads: 2, writes: 1, windowMs: 60_000 };
+    const gate = createRedisRateGate({ redis: connect(), keyHash: 'k5', budget, prefix });
+    const signal = new AbortController().signal;
+    await gate.acquire('read', { signal });
+    await gate.acquire('read', { signal });
+    const scores = async () =>
+      (await redis.zrange(`${prefix}:rate:k5:read`, 0, -1, 'WITHSCORES')).filter((_, i) => i % 2 === 1).map(Number);
+    const [t] = (await redis.time()).map(Number);
+    const redisNow = (t ?? 0) * 1000;
+    // In flight: a whole window ahead, so no new window can start before the answer says when it was counted.
+    for (const score of await scores()) expect(score).toBeGreaterThan(redisNow + budget.windowMs / 2);
+    gate.settle('read');
+    await expect.poll(async () => (await scores()).filter((s) => s <= redisNow + budget.windowMs / 2)).toHaveLength(1);
+    gate.settle('read');
+    await expect.poll(async () => (await scores()).filter((s) => s <= redisNow + budget.windowMs / 2)).toHaveLength(2);
+    // Settling more than was granted changes nothing.
+    gate.settle('read');
+    expect(await redis.zcard(`${prefix}:rate:k5:read`)).toBe(2);
+  });
+
   it('names keys by hash only and keeps the longer of two pauses', async () => {
     const prefix = `t-${randomUUID()}`;
     const redis = connect();
