@@ -18,7 +18,7 @@ import type { Prng } from './prng.js';
 import { bulkUpdate } from './sim-bulk.js';
 import { themeSettingsSchema } from './sim-content.js';
 import { generateTenants, type TenantData, viewOf } from './sim-db.js';
-import type { FaultQueue } from './sim-faults.js';
+import { answerAfter, type FaultQueue } from './sim-faults.js';
 import { type MutateResult, type MutateSpec, mutate } from './sim-mutate.js';
 import { buildOpenApi } from './sim-openapi.js';
 import { graphiqlHtml, PIXEL_PNG, swaggerAsset, swaggerHtml } from './sim-pages.js';
@@ -235,7 +235,10 @@ export async function handle(s: SimState, req: IncomingMessage, res: ServerRespo
   const keyTenant = m ? s.tenants.find((t) => t.key === m[1]) : undefined;
   for (const hook of s.hooks)
     await hook({ method, path: pathname, n, ...(keyTenant ? { tenant: keyTenant.slug } : {}) });
-  const fault = s.faults.take(method, raw);
+  const taken = s.faults.take(method, raw);
+  // `after: true`: the request is handled as usual and only its answer is replaced (see answerAfter).
+  const after = taken?.after ? taken : undefined;
+  const fault = after ? undefined : taken;
   if (fault) {
     switch (fault.kind) {
       case 'latency':
@@ -284,8 +287,10 @@ export async function handle(s: SimState, req: IncomingMessage, res: ServerRespo
   count(s, tenant.slug, tenant.key, kind === 'read' ? 'reads' : 'writes');
   try {
     const { status, body } = await route(s, tenant, method, rest, search, req);
+    if (after) return answerAfter(after, req.socket, res);
     send(res, status, body, decision.headers);
   } catch (err) {
+    if (after) return answerAfter(after, req.socket, res);
     if (err instanceof SimHttpError) {
       send(res, err.status, err.body(), { ...decision.headers, ...(err.headers ?? {}) });
     } else {
