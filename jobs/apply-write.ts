@@ -6,7 +6,7 @@ import type { PartnersClient } from '../src/partners/partners-client.js';
 import { backoffMs } from '../src/partners/retry-delay.js';
 import type { Store } from '../src/store/store.js';
 import type { WriteLog, WriteLogEntry, WriteStatus } from '../src/store/write-log.js';
-import { applyWrite, type WriteOutcome } from '../src/writes/apply-write.js';
+import { applyWrite, naturalKeyOf, outcomeUnknown, type WriteOutcome } from '../src/writes/apply-write.js';
 import { classifyFailure } from '../src/writes/classify-failure.js';
 import { GateParkedError, withParking } from '../src/writes/gate-parking.js';
 import type { RecordOrder, RecordTarget } from '../src/writes/record-order.js';
@@ -274,6 +274,17 @@ export const applyWriteProcessor =
         case 'retry': {
           const unknownOutcome = priorUnknown || cls.unknownOutcome;
           await job.updateProgress({ attempts: attempt, unknownOutcome, sending: false } satisfies WriteProgress);
+          if (unknownOutcome && data.op === 'create' && !naturalKeyOf(data)) {
+            // Nothing to look it up by: sending it again could make a second record (docs/writes.md, rule 1).
+            const err = outcomeUnknown(data, `attempt ${attempt} (${cls.message})`);
+            return fail(err.message, {
+              attempts: attempt,
+              code: err.code,
+              status: cls.status,
+              startedAt,
+              runMs: now() - started,
+            });
+          }
           if (attempt >= deps.attempts) {
             return fail(`gave up after ${attempt} attempt(s): ${cls.message}`, {
               attempts: attempt,

@@ -15,6 +15,7 @@ export type ErrorCode =
   | 'US_STORE'
   | 'US_READ_ONLY'
   | 'US_REDIS'
+  | 'US_OUTCOME_UNKNOWN'
   | 'US_ABORTED';
 
 export class UnderstudyError extends Error {

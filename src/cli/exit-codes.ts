@@ -14,6 +14,7 @@ const EXIT = {
   US_STORE: 1,
   US_READ_ONLY: 2,
   US_REDIS: 1,
+  US_OUTCOME_UNKNOWN: 1,
   US_ABORTED: 130,
 } as const satisfies Record<ErrorCode, number>;
 

@@ -1,7 +1,7 @@
 import { describeError, UnderstudyError, UpstreamError } from '../errors.js';
 import { isJsonObject, type JsonObject, type JsonValue, recordId } from '../ids.js';
 import type { Logger } from '../log.js';
-import { type CollectionSlug, NATURAL_KEY } from '../partners/collections.js';
+import { type CollectionSlug, NATURAL_KEY, VERSIONED } from '../partners/collections.js';
 import type { BulkResult, CallOptions, PartnersClient, UpstreamDoc } from '../partners/partners-client.js';
 import { docKey } from '../store/extract-row.js';
 import { PUBLISHED, type Store, type SyncKey } from '../store/store.js';
@@ -182,21 +182,33 @@ async function mirrorDoc(
   }
 }
 
+/** The field and value a create can be found again by (slug; filename for media), or null when its body has none. */
+export function naturalKeyOf(data: CreateJob): { field: string; value: string | number } | null {
+  const field = NATURAL_KEY[data.collection];
+  const value = field ? data.body[field] : undefined;
+  return field && (typeof value === 'string' || typeof value === 'number') ? { field, value } : null;
+}
+
+/** A create that may have been applied and cannot be looked up: never sent again on its own. */
+export function outcomeUnknown(data: CreateJob, what: string): UnderstudyError {
+  const field = NATURAL_KEY[data.collection] ?? 'natural key';
+  return new UnderstudyError(
+    'US_OUTCOME_UNKNOWN',
+    `outcome unknown: ${what} of this create of ${data.collection} went out and no usable answer came, and its ` +
+      `body has no ${field} to look the record up by, so it is not sent again on its own ` +
+      '(see `understudy writes show`; `writes retry --resend` sends it again)',
+  );
+}
+
 /**
  * Looks for the record an earlier create may have made, by its natural key (slug; filename for media): through
  * the list route with `where`, or in the mirror when the upstream has no list route for the collection.
  * Returns null when it is not there or the body has no natural key to look by.
  */
 export async function findCreated(deps: WriteDeps, data: CreateJob, call: CallOptions): Promise<UpstreamDoc | null> {
-  const field = NATURAL_KEY[data.collection];
-  const value = field ? data.body[field] : undefined;
-  if (!field || (typeof value !== 'string' && typeof value !== 'number')) {
-    throw new UnderstudyError(
-      'US_VALIDATION',
-      `create of ${data.collection} went out without an answer and its body has no ${field ?? 'natural key'} ` +
-        'to look it up by: not sent again blindly (check upstream, then `understudy writes retry`)',
-    );
-  }
+  const natural = naturalKeyOf(data);
+  if (!natural) throw outcomeUnknown(data, 'an earlier attempt');
+  const { field, value } = natural;
   try {
     const page = await deps.client.listPage(
       {
@@ -204,7 +216,9 @@ export async function findCreated(deps: WriteDeps, data: CreateJob, call: CallOp
         where: { [field]: { equals: value } },
         limit: 1,
         depth: 0,
-        ...(data.draft ? { draft: true } : {}),
+        // The record may be a draft (a Payload-style upstream creates drafts unless told otherwise), and a
+        // published read would not show it.
+        ...(VERSIONED.has(data.collection) ? { draft: true } : {}),
       },
       call,
     );
