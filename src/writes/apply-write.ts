@@ -93,20 +93,21 @@ export async function applyWrite(deps: WriteDeps, data: WriteJobData, opts: Appl
           );
         }
       }
-      const doc = await client.create(data.collection, data.body, draftQuery(data.draft), call);
+      const doc = await client.create(data.collection, data.body, writeQuery(data.collection, data.draft), call);
       const mirrorError = await mirrorDoc(deps, data.collection, data.draft === true, doc);
       return withMirror({ status: 'ok', resultId: docKey(data.collection, doc) }, mirrorError);
     }
     case 'update': {
       const method = route.method === 'PUT' ? 'PUT' : 'PATCH';
-      const doc = await client.update(
+      const answer = await client.update(
         data.collection,
         recordId(data.id),
         method,
         data.body,
-        draftQuery(data.draft),
+        writeQuery(data.collection, data.draft),
         call,
       );
+      const doc = TAKES_DEPTH(data.collection) ? answer : idsForRelationships(answer);
       const mirrorError = await mirrorDoc(deps, data.collection, data.draft === true, doc);
       return withMirror({ status: 'ok', resultId: docKey(data.collection, doc) ?? data.id }, mirrorError);
     }
@@ -136,6 +137,45 @@ export async function applyWrite(deps: WriteDeps, data: WriteJobData, opts: Appl
 
 const draftQuery = (draft: boolean | undefined) => (draft ? { draft: true } : {});
 
+/** Write routes that take `depth` (the spec: the custom-attributes PUT takes only `select` and `populate`). */
+const TAKES_DEPTH = (c: CollectionSlug): boolean => c !== 'custom-attributes';
+
+/**
+ * The query of a create or update: `depth=0` wherever the route takes it, so the answer has relationships as ids,
+ * the shape sync reads (a Payload-style upstream populates them to depth 2 by default); `draft=true` for drafts.
+ */
+const writeQuery = (c: CollectionSlug, draft: boolean | undefined) => ({
+  ...(TAKES_DEPTH(c) ? { depth: 0 } : {}),
+  ...draftQuery(draft),
+});
+
+/** The id of a populated record in an answer (an object with an `id` and the timestamps records carry), else undefined. */
+const populatedId = (v: JsonValue | undefined): JsonValue | undefined =>
+  isJsonObject(v) &&
+  (typeof v.id === 'string' || typeof v.id === 'number') &&
+  (typeof v.updatedAt === 'string' || typeof v.createdAt === 'string')
+    ? v.id
+    : undefined;
+
+const toId = (v: JsonValue): JsonValue => populatedId(v) ?? v;
+
+/**
+ * An answer from a route that cannot be asked for `depth=0`, brought to the depth-0 shape sync stores: each
+ * top-level relationship (one populated record, or an array of them) becomes its id, and each joined field
+ * (`{ docs: [...] }`) lists ids.
+ */
+export function idsForRelationships(doc: UpstreamDoc): UpstreamDoc {
+  const out: JsonObject = {};
+  for (const [k, v] of Object.entries(doc)) {
+    if (v === undefined) continue;
+    if (Array.isArray(v)) out[k] = v.map(toId);
+    else if (populatedId(v) !== undefined) out[k] = populatedId(v) as JsonValue;
+    else if (isJsonObject(v) && Array.isArray(v.docs)) out[k] = { ...v, docs: v.docs.map(toId) };
+    else out[k] = v;
+  }
+  return out as UpstreamDoc;
+}
+
 function withMirror<T extends WriteOutcome>(outcome: T, mirrorError: string | undefined): T {
   return mirrorError === undefined ? outcome : { ...outcome, mirrorError };
 }
@@ -163,13 +203,27 @@ async function applyBulk(deps: WriteDeps, data: BulkJob, opts: ApplyOptions): Pr
   return withMirror({ status: 'ok', resultId: null, summary }, mirrorError);
 }
 
-/** Writes a record returned by the upstream into the mirror; returns why it could not, or undefined. */
+/**
+ * Whether the upstream's answer is a draft: its `_status` when it has one (a Payload-style upstream creates a draft
+ * unless the body says `_status: "published"`), else whether the write asked for the draft.
+ */
+export const answeredDraft = (collection: CollectionSlug, askedDraft: boolean, doc: UpstreamDoc): boolean => {
+  if (!VERSIONED.has(collection)) return false;
+  const status = doc._status;
+  return status === 'draft' || status === 'published' ? status === 'draft' : askedDraft;
+};
+
+/**
+ * Writes a record returned by the upstream into the mirror, filed by the `_status` it came back with: a draft goes
+ * to the draft variant, or nowhere when the tenant does not mirror drafts. Returns why it could not, or undefined.
+ */
 async function mirrorDoc(
   deps: WriteDeps,
   collection: CollectionSlug,
-  draft: boolean,
+  askedDraft: boolean,
   doc: UpstreamDoc,
 ): Promise<string | undefined> {
+  const draft = answeredDraft(collection, askedDraft, doc);
   if (draft && !deps.mirrorDrafts) return undefined;
   try {
     const key: SyncKey = { tenant: deps.client.tenant, collection, variant: draft ? 'draft' : PUBLISHED };
