@@ -73,6 +73,9 @@ const readProgress = (p: unknown): WriteProgress => {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
+/** The result of a completed write run again. */
+export const ALREADY_APPLIED = 'already applied: not sent again';
+
 /**
  * The write processor: waits its turn on its record, applies the write, keeps the mirror in step and logs the
  * outcome to `write_log`. 429: delayed by Retry-After, no attempt spent. Network errors, 408, 425, 5xx: delayed
@@ -159,6 +162,25 @@ export const applyWriteProcessor =
       log.error({ target: describeTarget(data), attempts: fields.attempts, reason: message }, 'write failed');
       throw new UnrecoverableError(message);
     };
+
+    // A completed write run again (Retry on a completed job in a dashboard, a script calling job.retry) is not sent
+    // again: its write_log row says it was applied. Same job = same enqueue time (a key reused after the job was
+    // removed is a new write).
+    const prior = await deps.writeLog.get(jobId).catch(() => null);
+    if (prior && (prior.status === 'ok' || prior.status === 'partial') && prior.enqueuedAt === base.enqueuedAt) {
+      log.warn({ target: describeTarget(data), status: prior.status }, 'write already applied: not sent again');
+      const result: WriteJobResult =
+        prior.status === 'partial'
+          ? {
+              status: 'partial',
+              resultId: null,
+              failures: prior.failures ?? [],
+              summary: {},
+              attempts: prior.attempts,
+            }
+          : { status: 'ok', resultId: prior.resultId, note: ALREADY_APPLIED, attempts: prior.attempts };
+      return result;
+    }
 
     const tenant = deps.tenantFor(data.tenant);
     if (!tenant) {
