@@ -31,6 +31,11 @@ export interface WriteProcessorDeps {
   readonly afterBulk: (tenant: string, collection: CollectionSlug, signal: AbortSignal) => Promise<void>;
   /** Attempts per write, the first included (config `writes.attempts`). */
   readonly attempts: number;
+  /**
+   * Bound on the total time a write spends on 429s (config `writes.maxRateLimitWaitMs`): past it, or when the
+   * upstream asks for a wait that would go past it, the write fails. Default: no bound.
+   */
+  readonly maxRateLimitWaitMs?: number;
   /** Backoff between attempts: full jitter below min(maxMs, baseMs * 2^(n-1)). */
   readonly backoff: { readonly baseMs: number; readonly maxMs: number };
   /** How long a write waits before looking again whether the one before it on its record is done. */
@@ -57,6 +62,8 @@ export interface WriteProgress {
   readonly unknownOutcome: boolean;
   /** Set just before sending, cleared after: still set at the next start means the process died mid-request. */
   readonly sending: boolean;
+  /** Time spent on 429s so far: attempts that ended in one, and the delays they asked for. */
+  readonly rateWaitMs: number;
 }
 
 /** What a completed write job returns (its BullMQ return value). */
@@ -68,6 +75,7 @@ const readProgress = (p: unknown): WriteProgress => {
     attempts: typeof o.attempts === 'number' && o.attempts >= 0 ? o.attempts : 0,
     unknownOutcome: o.unknownOutcome === true,
     sending: o.sending === true,
+    rateWaitMs: typeof o.rateWaitMs === 'number' && o.rateWaitMs >= 0 ? o.rateWaitMs : 0,
   };
 };
 
@@ -208,6 +216,7 @@ export const applyWriteProcessor =
       attempts: attempt,
       unknownOutcome: priorUnknown,
       sending: true,
+      rateWaitMs: progress.rateWaitMs,
     } satisfies WriteProgress);
     const started = now();
     const startedAt = iso(started);
@@ -268,18 +277,36 @@ export const applyWriteProcessor =
             attempts: unknown ? attempt : attempt - 1,
             unknownOutcome: priorUnknown || unknown,
             sending: false,
+            rateWaitMs: progress.rateWaitMs,
           } satisfies WriteProgress);
           await record('delayed', { attempts: unknown ? attempt : attempt - 1, note: 'handed back at shutdown' });
           log.info('shutting down: write handed back');
           return delay(0);
         }
         case 'rate': {
+          const parked = err instanceof GateParkedError;
+          // Parking waits for our own budget (bounded by its window); only the upstream's 429s count here.
+          const rateWaitMs = parked ? progress.rateWaitMs : progress.rateWaitMs + (now() - started);
+          const max = deps.maxRateLimitWaitMs;
+          if (!parked && max !== undefined && rateWaitMs + cls.waitMs > max) {
+            await job.updateProgress({
+              attempts: attempt - 1,
+              unknownOutcome: priorUnknown,
+              sending: false,
+              rateWaitMs,
+            } satisfies WriteProgress);
+            return fail(
+              `rate limited: still 429 after ${Math.round(rateWaitMs)} ms of waiting, and the upstream asks for ` +
+                `${cls.waitMs} ms more, past writes.maxRateLimitWaitMs (${max} ms)`,
+              { attempts: attempt - 1, code: 'US_RATE_LIMITED', status: 429, startedAt, runMs: now() - started },
+            );
+          }
           await job.updateProgress({
             attempts: attempt - 1,
             unknownOutcome: priorUnknown,
             sending: false,
+            rateWaitMs: parked ? rateWaitMs : rateWaitMs + cls.waitMs,
           } satisfies WriteProgress);
-          const parked = err instanceof GateParkedError;
           await record('delayed', {
             attempts: attempt - 1,
             error: describeError(err),
@@ -295,7 +322,12 @@ export const applyWriteProcessor =
         }
         case 'retry': {
           const unknownOutcome = priorUnknown || cls.unknownOutcome;
-          await job.updateProgress({ attempts: attempt, unknownOutcome, sending: false } satisfies WriteProgress);
+          await job.updateProgress({
+            attempts: attempt,
+            unknownOutcome,
+            sending: false,
+            rateWaitMs: progress.rateWaitMs,
+          } satisfies WriteProgress);
           if (unknownOutcome && data.op === 'create' && !naturalKeyOf(data)) {
             // Nothing to look it up by: sending it again could make a second record (docs/writes.md, rule 1).
             const err = outcomeUnknown(data, `attempt ${attempt} (${cls.message})`);
@@ -333,6 +365,7 @@ export const applyWriteProcessor =
             attempts: attempt,
             unknownOutcome: priorUnknown,
             sending: false,
+            rateWaitMs: progress.rateWaitMs,
           } satisfies WriteProgress);
           return fail(cls.message, {
             attempts: attempt,

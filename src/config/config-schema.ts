@@ -52,6 +52,8 @@ export const ConfigSchema = v.strictObject({
   writes: v.optional(
     v.strictObject({
       attempts: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), 8),
+      /** Total time a write may spend on 429s before it fails (1 hour). */
+      maxRateLimitWaitMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 3_600_000),
     }),
   ),
   tenants: v.pipe(v.array(TenantSchema), v.minLength(1)),

@@ -41,6 +41,11 @@ export interface WriteWorkerOptions {
   readonly backoffMs?: number;
   /** Cap on one backoff; default 60000 ms. */
   readonly maxBackoffMs?: number;
+  /**
+   * Total time a write may spend on 429s before it fails (config `writes.maxRateLimitWaitMs`); default 3600000
+   * (1 hour).
+   */
+  readonly maxRateLimitWaitMs?: number;
   /** Writes in flight at once in this process (they still share each key's budget); default 8. */
   readonly concurrency?: number;
   /** How often a write waiting for an earlier one on its record looks again (it is also woken); default 2000 ms. */
@@ -72,6 +77,9 @@ export interface WriteWorker {
   /** Stops taking writes, waits for those in flight (or hands them back), then closes what it opened. Idempotent. */
   close(): Promise<void>;
 }
+
+/** Default of config `writes.maxRateLimitWaitMs`: a write gives up after an hour of 429s. */
+export const DEFAULT_MAX_RATE_LIMIT_WAIT_MS = 3_600_000;
 
 /** Starts draining the writes queue in this process. */
 export async function startWriteWorker(opts: WriteWorkerOptions): Promise<WriteWorker> {
@@ -163,6 +171,7 @@ export async function startWriteWorker(opts: WriteWorkerOptions): Promise<WriteW
     afterBulk,
     attempts: opts.attempts ?? 8,
     backoff: { baseMs: opts.backoffMs ?? 1000, maxMs: opts.maxBackoffMs ?? 60_000 },
+    maxRateLimitWaitMs: opts.maxRateLimitWaitMs ?? DEFAULT_MAX_RATE_LIMIT_WAIT_MS,
     orderRecheckMs: opts.orderRecheckMs ?? 2000,
     ...(opts.parking === null ? {} : { parking: opts.parking ?? { afterMs: 5000, retryInMs: 1000 } }),
     othersWaiting: async (tenant) => {
@@ -288,6 +297,9 @@ export async function startConfiguredWriteWorker(
       database,
       log: opts.log,
       ...(config.writes?.attempts ? { attempts: config.writes.attempts } : {}),
+      ...(config.writes?.maxRateLimitWaitMs !== undefined
+        ? { maxRateLimitWaitMs: config.writes.maxRateLimitWaitMs }
+        : {}),
       ...(opts.concurrency ? { concurrency: opts.concurrency } : {}),
     });
     steps.push(() => writes.close());
