@@ -96,7 +96,8 @@ function adviceFor(
     log?.errorCode === 'US_OUTCOME_UNKNOWN' ||
     (typeof progress === 'object' &&
       progress !== null &&
-      (progress as { unknownOutcome?: unknown }).unknownOutcome === true);
+      ((progress as { unknownOutcome?: unknown }).unknownOutcome === true ||
+        (progress as { sending?: unknown }).sending === true));
   if (!unknown) return undefined;
   const d = (data ?? {}) as { op?: unknown; collection?: unknown };
   const what = `${String(d.op ?? log?.op ?? 'write')} of ${String(d.collection ?? log?.collection ?? '?')}`;
@@ -157,10 +158,11 @@ export async function retryWrite(
   const state = await job.getState();
   if (state === 'failed') {
     const data = await parseJobData(job.data);
-    const p = (job.progress ?? {}) as { unknownOutcome?: unknown };
+    const p = (job.progress ?? {}) as { unknownOutcome?: unknown; sending?: unknown };
     await job.updateProgress({
       attempts: 0,
-      unknownOutcome: opts.resend ? false : p.unknownOutcome === true,
+      // `sending`: the worker died mid-request (it stalled), so the write may have been applied.
+      unknownOutcome: opts.resend ? false : p.unknownOutcome === true || p.sending === true,
       sending: false,
     });
     const seq = await order.nextSeq();
