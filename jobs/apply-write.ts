@@ -86,9 +86,11 @@ export const ALREADY_APPLIED = 'already applied: not sent again';
 
 /**
  * The write processor: waits its turn on its record, applies the write, keeps the mirror in step and logs the
- * outcome to `write_log`. 429: delayed by Retry-After, no attempt spent. Network errors, 408, 425, 5xx: delayed
- * with exponential backoff and jitter while attempts last. Every other answer: failed at once
- * (`UnrecoverableError`) with the upstream's message.
+ * outcome to `write_log`. 429: delayed by Retry-After, no attempt spent, up to `maxRateLimitWaitMs` in total.
+ * Network errors, 408, 425, 5xx, a 2xx cut off: delayed with exponential backoff and jitter while attempts last;
+ * when the write may have been applied, a create is looked up before it is sent again, and one with no natural key
+ * fails as outcome unknown. Every other answer: failed at once (`UnrecoverableError`) with the upstream's message.
+ * A job whose `write_log` row already says it was applied completes without sending.
  */
 export const applyWriteProcessor =
   (deps: WriteProcessorDeps) =>

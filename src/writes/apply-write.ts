@@ -283,9 +283,13 @@ export async function findCreated(deps: WriteDeps, data: CreateJob, call: CallOp
     if (!noRoute) throw err;
   }
   let hit: UpstreamDoc | null = null;
-  const key: SyncKey = { tenant: deps.client.tenant, collection: data.collection, variant: PUBLISHED };
-  await deps.store.scanDocs(key, (doc) => {
-    if (!hit && doc[field] === value) hit = doc;
-  });
+  // The published table, then the drafts (the record may be one).
+  for (const variant of [PUBLISHED, 'draft'] as const) {
+    const key: SyncKey = { tenant: deps.client.tenant, collection: data.collection, variant };
+    await deps.store.scanDocs(key, (doc) => {
+      if (!hit && doc[field] === value) hit = doc;
+    });
+    if (hit) break;
+  }
   return hit;
 }
