@@ -47,7 +47,11 @@ describe('a create whose outcome is unknown is looked up before it is sent again
       match: { method: 'POST', path: '/series' },
     });
     await h.startWorker();
-    const jobId = await h.queue.create(h.slug, 'series', { title: 'Gateway timeout', slug: 'gateway-timeout' });
+    const jobId = await h.queue.create(h.slug, 'series', {
+      title: 'Gateway timeout',
+      slug: 'gateway-timeout',
+      _status: 'published',
+    });
     expect(await h.settled(jobId)).toBe('completed');
     const made = h.upstream('series').filter((d) => d.slug === 'gateway-timeout');
     expect(made).toHaveLength(1);
@@ -71,7 +75,11 @@ describe('a create whose outcome is unknown is looked up before it is sent again
     const h = await writeHarness({ redisUrl: redis.url });
     h.sim.controls.injectFaults({ kind: 'status', status, after: true, count: 1, match: { method: 'POST' } });
     await h.startWorker();
-    const jobId = await h.queue.create(h.slug, 'series', { title: `Answered ${status}`, slug: `answered-${status}` });
+    const jobId = await h.queue.create(h.slug, 'series', {
+      title: `Answered ${status}`,
+      slug: `answered-${status}`,
+      _status: 'published',
+    });
     expect(await h.settled(jobId)).toBe('completed');
     expect(h.upstream('series').filter((d) => d.slug === `answered-${status}`)).toHaveLength(1);
     expect(requests(h, 'POST', '/series')).toHaveLength(1);
@@ -81,7 +89,11 @@ describe('a create whose outcome is unknown is looked up before it is sent again
     const h = await writeHarness({ redisUrl: redis.url });
     h.sim.controls.injectFaults({ kind: 'malformed', after: true, count: 1, match: { method: 'POST' } });
     await h.startWorker();
-    const jobId = await h.queue.create(h.slug, 'series', { title: 'Broken body', slug: 'broken-body' });
+    const jobId = await h.queue.create(h.slug, 'series', {
+      title: 'Broken body',
+      slug: 'broken-body',
+      _status: 'published',
+    });
     expect(await h.settled(jobId)).toBe('completed');
     expect(h.upstream('series').filter((d) => d.slug === 'broken-body')).toHaveLength(1);
     expect(requests(h, 'POST', '/series')).toHaveLength(1);
@@ -92,7 +104,11 @@ describe('a create whose outcome is unknown is looked up before it is sent again
     const h = await writeHarness({ redisUrl: redis.url });
     h.sim.controls.injectFaults({ kind: 'status', status: 503, count: 1, match: { method: 'POST' } });
     await h.startWorker();
-    const jobId = await h.queue.create(h.slug, 'series', { title: 'Not applied', slug: 'not-applied' });
+    const jobId = await h.queue.create(h.slug, 'series', {
+      title: 'Not applied',
+      slug: 'not-applied',
+      _status: 'published',
+    });
     expect(await h.settled(jobId)).toBe('completed');
     expect(h.upstream('series').filter((d) => d.slug === 'not-applied')).toHaveLength(1);
     expect(requests(h, 'POST', '/series').map((e) => e.status)).toEqual([503, 201]);
