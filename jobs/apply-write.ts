@@ -6,7 +6,7 @@ import type { PartnersClient } from '../src/partners/partners-client.js';
 import { backoffMs } from '../src/partners/retry-delay.js';
 import type { Store } from '../src/store/store.js';
 import type { WriteLog, WriteLogEntry, WriteStatus } from '../src/store/write-log.js';
-import { applyWrite, type WriteOutcome } from '../src/writes/apply-write.js';
+import { applyWrite, naturalKeyOf, outcomeUnknown, type WriteOutcome } from '../src/writes/apply-write.js';
 import { classifyFailure } from '../src/writes/classify-failure.js';
 import { GateParkedError, withParking } from '../src/writes/gate-parking.js';
 import type { RecordOrder, RecordTarget } from '../src/writes/record-order.js';
@@ -31,6 +31,11 @@ export interface WriteProcessorDeps {
   readonly afterBulk: (tenant: string, collection: CollectionSlug, signal: AbortSignal) => Promise<void>;
   /** Attempts per write, the first included (config `writes.attempts`). */
   readonly attempts: number;
+  /**
+   * Bound on the total time a write spends on 429s (config `writes.maxRateLimitWaitMs`): past it, or when the
+   * upstream asks for a wait that would go past it, the write fails. Default: no bound.
+   */
+  readonly maxRateLimitWaitMs?: number;
   /** Backoff between attempts: full jitter below min(maxMs, baseMs * 2^(n-1)). */
   readonly backoff: { readonly baseMs: number; readonly maxMs: number };
   /** How long a write waits before looking again whether the one before it on its record is done. */
@@ -57,6 +62,8 @@ export interface WriteProgress {
   readonly unknownOutcome: boolean;
   /** Set just before sending, cleared after: still set at the next start means the process died mid-request. */
   readonly sending: boolean;
+  /** Time spent on 429s so far: attempts that ended in one, and the delays they asked for. */
+  readonly rateWaitMs: number;
 }
 
 /** What a completed write job returns (its BullMQ return value). */
@@ -68,16 +75,22 @@ const readProgress = (p: unknown): WriteProgress => {
     attempts: typeof o.attempts === 'number' && o.attempts >= 0 ? o.attempts : 0,
     unknownOutcome: o.unknownOutcome === true,
     sending: o.sending === true,
+    rateWaitMs: typeof o.rateWaitMs === 'number' && o.rateWaitMs >= 0 ? o.rateWaitMs : 0,
   };
 };
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
+/** The result of a completed write run again. */
+export const ALREADY_APPLIED = 'already applied: not sent again';
+
 /**
  * The write processor: waits its turn on its record, applies the write, keeps the mirror in step and logs the
- * outcome to `write_log`. 429: delayed by Retry-After, no attempt spent. Network errors, 408, 425, 5xx: delayed
- * with exponential backoff and jitter while attempts last. Every other answer: failed at once
- * (`UnrecoverableError`) with the upstream's message.
+ * outcome to `write_log`. 429: delayed by Retry-After, no attempt spent, up to `maxRateLimitWaitMs` in total.
+ * Network errors, 408, 425, 5xx, a 2xx cut off: delayed with exponential backoff and jitter while attempts last;
+ * when the write may have been applied, a create is looked up before it is sent again, and one with no natural key
+ * fails as outcome unknown. Every other answer: failed at once (`UnrecoverableError`) with the upstream's message.
+ * A job whose `write_log` row already says it was applied completes without sending.
  */
 export const applyWriteProcessor =
   (deps: WriteProcessorDeps) =>
@@ -160,6 +173,25 @@ export const applyWriteProcessor =
       throw new UnrecoverableError(message);
     };
 
+    // A completed write run again (Retry on a completed job in a dashboard, a script calling job.retry) is not sent
+    // again: its write_log row says it was applied. Same job = same enqueue time (a key reused after the job was
+    // removed is a new write).
+    const prior = await deps.writeLog.get(jobId).catch(() => null);
+    if (prior && (prior.status === 'ok' || prior.status === 'partial') && prior.enqueuedAt === base.enqueuedAt) {
+      log.warn({ target: describeTarget(data), status: prior.status }, 'write already applied: not sent again');
+      const result: WriteJobResult =
+        prior.status === 'partial'
+          ? {
+              status: 'partial',
+              resultId: null,
+              failures: prior.failures ?? [],
+              summary: {},
+              attempts: prior.attempts,
+            }
+          : { status: 'ok', resultId: prior.resultId, note: ALREADY_APPLIED, attempts: prior.attempts };
+      return result;
+    }
+
     const tenant = deps.tenantFor(data.tenant);
     if (!tenant) {
       return fail(`tenant "${data.tenant}" is not in the worker's config`, {
@@ -186,6 +218,7 @@ export const applyWriteProcessor =
       attempts: attempt,
       unknownOutcome: priorUnknown,
       sending: true,
+      rateWaitMs: progress.rateWaitMs,
     } satisfies WriteProgress);
     const started = now();
     const startedAt = iso(started);
@@ -246,18 +279,36 @@ export const applyWriteProcessor =
             attempts: unknown ? attempt : attempt - 1,
             unknownOutcome: priorUnknown || unknown,
             sending: false,
+            rateWaitMs: progress.rateWaitMs,
           } satisfies WriteProgress);
           await record('delayed', { attempts: unknown ? attempt : attempt - 1, note: 'handed back at shutdown' });
           log.info('shutting down: write handed back');
           return delay(0);
         }
         case 'rate': {
+          const parked = err instanceof GateParkedError;
+          // Parking waits for our own budget (bounded by its window); only the upstream's 429s count here.
+          const rateWaitMs = parked ? progress.rateWaitMs : progress.rateWaitMs + (now() - started);
+          const max = deps.maxRateLimitWaitMs;
+          if (!parked && max !== undefined && rateWaitMs + cls.waitMs > max) {
+            await job.updateProgress({
+              attempts: attempt - 1,
+              unknownOutcome: priorUnknown,
+              sending: false,
+              rateWaitMs,
+            } satisfies WriteProgress);
+            return fail(
+              `rate limited: still 429 after ${Math.round(rateWaitMs)} ms of waiting, and the upstream asks for ` +
+                `${cls.waitMs} ms more, past writes.maxRateLimitWaitMs (${max} ms)`,
+              { attempts: attempt - 1, code: 'US_RATE_LIMITED', status: 429, startedAt, runMs: now() - started },
+            );
+          }
           await job.updateProgress({
             attempts: attempt - 1,
             unknownOutcome: priorUnknown,
             sending: false,
+            rateWaitMs: parked ? rateWaitMs : rateWaitMs + cls.waitMs,
           } satisfies WriteProgress);
-          const parked = err instanceof GateParkedError;
           await record('delayed', {
             attempts: attempt - 1,
             error: describeError(err),
@@ -273,7 +324,23 @@ export const applyWriteProcessor =
         }
         case 'retry': {
           const unknownOutcome = priorUnknown || cls.unknownOutcome;
-          await job.updateProgress({ attempts: attempt, unknownOutcome, sending: false } satisfies WriteProgress);
+          await job.updateProgress({
+            attempts: attempt,
+            unknownOutcome,
+            sending: false,
+            rateWaitMs: progress.rateWaitMs,
+          } satisfies WriteProgress);
+          if (unknownOutcome && data.op === 'create' && !naturalKeyOf(data)) {
+            // Nothing to look it up by: sending it again could make a second record (docs/writes.md, rule 1).
+            const err = outcomeUnknown(data, `attempt ${attempt} (${cls.message})`);
+            return fail(err.message, {
+              attempts: attempt,
+              code: err.code,
+              status: cls.status,
+              startedAt,
+              runMs: now() - started,
+            });
+          }
           if (attempt >= deps.attempts) {
             return fail(`gave up after ${attempt} attempt(s): ${cls.message}`, {
               attempts: attempt,
@@ -300,6 +367,7 @@ export const applyWriteProcessor =
             attempts: attempt,
             unknownOutcome: priorUnknown,
             sending: false,
+            rateWaitMs: progress.rateWaitMs,
           } satisfies WriteProgress);
           return fail(cls.message, {
             attempts: attempt,

@@ -18,6 +18,7 @@ export type ErrorCode =
   | 'US_READ_ONLY'
   | 'US_REDIS'
   | 'US_TIMEOUT'
+  | 'US_OUTCOME_UNKNOWN'
   | 'US_ABORTED';
 
 export class UnderstudyError extends Error {

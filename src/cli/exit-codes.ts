@@ -17,6 +17,7 @@ const EXIT = {
   US_READ_ONLY: 2,
   US_REDIS: 1,
   US_TIMEOUT: 1,
+  US_OUTCOME_UNKNOWN: 1,
   US_ABORTED: 130,
 } as const satisfies Record<ErrorCode, number>;
 

@@ -67,6 +67,8 @@ export const ConfigSchema = v.strictObject({
       attempts: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), 8),
       /** Largest write body accepted at enqueue, in bytes of compact JSON. */
       maxBodyBytes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), DEFAULT_MAX_BODY_BYTES),
+      /** Total time a write may spend on 429s before it fails (1 hour). */
+      maxRateLimitWaitMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 3_600_000),
     }),
   ),
   /** Longest upstream response body read, in bytes (enforced while streaming); over it the request fails. */

@@ -11,6 +11,7 @@ import type { Queue } from 'bullmq';
 import { Hono, type MiddlewareHandler } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
 import type { Logger } from '../log.js';
+import { WRITES_QUEUE } from '../queue/write-queue.js';
 import type { OpsMetrics } from './metrics.js';
 import type { Readiness } from './readiness.js';
 
@@ -97,6 +98,32 @@ function dashboardGuard(token: string | undefined, sessionMs: number, now: () =>
   };
 }
 
+/**
+ * Refuses the dashboard's Retry of completed jobs of the writes queue: running a completed write again could
+ * apply it twice (docs/writes.md, "Dashboard"). Failed writes may be retried; they go through the unknown-outcome
+ * rule like `understudy writes retry`.
+ */
+function completedWritesGuard(queues: readonly Queue[]): MiddlewareHandler {
+  const writes = queues.find((q) => q.name === WRITES_QUEUE);
+  const refuse = (c: Parameters<MiddlewareHandler>[0]) =>
+    c.json(
+      {
+        error:
+          'a completed write cannot be retried: it was applied upstream, and running it again could apply it twice',
+      },
+      409,
+    );
+  return async (c, next) => {
+    if (!writes || c.req.method !== 'PUT') return next();
+    const m = /\/api\/queues\/([^/]+)\/(?:retry\/([^/]+)|([^/]+)\/retry)\/?$/.exec(c.req.path);
+    if (!m || decodeURIComponent(m[1] ?? '') !== WRITES_QUEUE) return next();
+    if (m[2] !== undefined) return m[2] === 'completed' ? refuse(c) : next();
+    const job = await writes.getJob(decodeURIComponent(m[3] ?? ''));
+    if (job && (await job.getState()) === 'completed') return refuse(c);
+    return next();
+  };
+}
+
 function buildApp(opts: OpsServerOptions): Hono {
   // Not strict: the dashboard links to `/queues/` as well as `/queues`.
   const app = new Hono({ strict: false });
@@ -127,6 +154,7 @@ function buildApp(opts: OpsServerOptions): Hono {
   app.use(DASHBOARD_PATH, guard);
   app.use(`${DASHBOARD_PATH}/*`, guard);
   if (token) {
+    app.use(`${DASHBOARD_PATH}/api/*`, completedWritesGuard(opts.queues ?? []));
     const adapter = new HonoAdapter(serveStatic).setBasePath(DASHBOARD_PATH);
     createBullBoard({
       queues: (opts.queues ?? []).map((q) => new BullMQAdapter(q, { readOnlyMode: false })),

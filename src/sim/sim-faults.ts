@@ -1,3 +1,6 @@
+import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+
 /** Faults injected for the next N matching requests. */
 export interface FaultSpec {
   /** stale-page: a list request is answered as if `where` and `page` were absent, with `hasNextPage: true`. */
@@ -15,7 +18,15 @@ export interface FaultSpec {
   chunked?: boolean;
   /** Only requests with this method and a path containing this substring. */
   match?: { method?: string; path?: string };
+  /**
+   * `status`, `reset` and `malformed` only: the request is handled first (a write is applied), then its answer is
+   * replaced by the fault, as an upstream that stored a record and then failed to say so.
+   */
+  after?: boolean;
 }
+
+/** Kinds that can replace an answer after the request was handled (`after: true`). */
+const AFTER_KINDS: readonly FaultSpec['kind'][] = ['status', 'reset', 'malformed'];
 
 export type ActiveFault = Readonly<FaultSpec>;
 
@@ -32,6 +43,10 @@ export class FaultQueue {
     nonNegative('retryAfterSeconds', spec.retryAfterSeconds);
     nonNegative('bytes', spec.bytes);
     if (!Number.isInteger(spec.count) || spec.count < 1) throw new TypeError('fault count must be a positive integer');
+    if (spec.after !== undefined && typeof spec.after !== 'boolean')
+      throw new TypeError('fault after must be a boolean');
+    if (spec.after && !AFTER_KINDS.includes(spec.kind))
+      throw new TypeError(`fault after: true applies to ${AFTER_KINDS.join(', ')} only`);
     this.faults.push({ spec: { ...spec }, left: spec.count });
   }
 
@@ -54,5 +69,35 @@ export class FaultQueue {
 
   clear(): void {
     this.faults = [];
+  }
+}
+
+/**
+ * Replaces the answer of a request that was already handled (`after: true`): a `status` error body, a socket
+ * destroyed with no answer (`reset`), or a 2xx whose body breaks off (`malformed`).
+ */
+export function answerAfter(fault: ActiveFault, socket: Socket, res: ServerResponse): void {
+  switch (fault.kind) {
+    case 'reset':
+      socket.destroy();
+      return;
+    case 'malformed': {
+      const text = '{"id":"';
+      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': text.length + 64 });
+      // Fewer bytes than announced, then the connection closes: the body breaks mid-read.
+      res.write(text, () => socket.destroy());
+      return;
+    }
+    default: {
+      const status = fault.status ?? 503;
+      const text = JSON.stringify({
+        errors: [{ message: status >= 500 ? 'Service Unavailable' : `Injected ${status}` }],
+      });
+      res.writeHead(status, {
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': Buffer.byteLength(text),
+      });
+      res.end(text);
+    }
   }
 }

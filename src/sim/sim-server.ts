@@ -18,7 +18,7 @@ import type { Prng } from './prng.js';
 import { bulkUpdate } from './sim-bulk.js';
 import { themeSettingsSchema } from './sim-content.js';
 import { generateTenants, type TenantData, viewOf } from './sim-db.js';
-import type { FaultQueue } from './sim-faults.js';
+import { answerAfter, type FaultQueue } from './sim-faults.js';
 import { HUGE_DEFAULT_BYTES, sendHugeBody } from './sim-huge.js';
 import { type MutateResult, type MutateSpec, mutate } from './sim-mutate.js';
 import { buildOpenApi } from './sim-openapi.js';
@@ -236,7 +236,10 @@ export async function handle(s: SimState, req: IncomingMessage, res: ServerRespo
   const keyTenant = m ? s.tenants.find((t) => t.key === m[1]) : undefined;
   for (const hook of s.hooks)
     await hook({ method, path: pathname, n, ...(keyTenant ? { tenant: keyTenant.slug } : {}) });
-  const fault = s.faults.take(method, raw);
+  const taken = s.faults.take(method, raw);
+  // `after: true`: the request is handled as usual and only its answer is replaced (see answerAfter).
+  const after = taken?.after ? taken : undefined;
+  const fault = after ? undefined : taken;
   let query = search;
   if (fault) {
     switch (fault.kind) {
@@ -291,11 +294,13 @@ export async function handle(s: SimState, req: IncomingMessage, res: ServerRespo
   count(s, tenant.slug, tenant.key, kind === 'read' ? 'reads' : 'writes');
   try {
     const { status, body } = await route(s, tenant, method, rest, query, req);
+    if (after) return answerAfter(after, req.socket, res);
     // A stale cache in front of the upstream: always the first page, always "more to come".
     if (fault?.kind === 'stale-page' && isJsonObject(body) && Array.isArray(body.docs))
       Object.assign(body, { hasNextPage: true, nextPage: 2 });
     send(res, status, body, decision.headers);
   } catch (err) {
+    if (after) return answerAfter(after, req.socket, res);
     if (err instanceof SimHttpError) {
       send(res, err.status, err.body(), { ...decision.headers, ...(err.headers ?? {}) });
     } else {

@@ -346,9 +346,45 @@ export class SqliteStore implements Store {
     return this.tx('saveSyncState', () => this.saveState(key, next));
   }
 
-  async completeFull(key: SyncKey, runId: string, next: SyncState, now: string): Promise<number> {
-    return this.tx(`completeFull ${key.collection}`, () => {
+  async unseenIds(key: SyncKey, runId: string): Promise<string[]> {
+    return this.tx(`unseenIds ${key.collection}`, () => {
       const unseen = sql<boolean>`(seen_run is null or seen_run <> ${runId})`;
+      const rows =
+        key.variant === PUBLISHED
+          ? this.all(
+              this.db
+                .selectFrom(collectionTable(key.collection))
+                .select('id')
+                .where('tenant', '=', key.tenant)
+                .where('deleted_at', 'is', null)
+                .where(unseen)
+                .compile(),
+            )
+          : this.all(
+              this.db
+                .selectFrom('doc_variants')
+                .select('id')
+                .where('collection', '=', key.collection)
+                .where('tenant', '=', key.tenant)
+                .where('variant', '=', key.variant)
+                .where('deleted_at', 'is', null)
+                .where(unseen)
+                .compile(),
+            );
+      return rows.map((r) => r.id);
+    });
+  }
+
+  async completeFull(
+    key: SyncKey,
+    runId: string,
+    next: SyncState,
+    now: string,
+    keep: readonly string[] = [],
+  ): Promise<number> {
+    return this.tx(`completeFull ${key.collection}`, () => {
+      const kept = keep.length > 0 ? sql<boolean>`id not in (${sql.join(keep)})` : sql<boolean>`1 = 1`;
+      const unseen = sql<boolean>`(seen_run is null or seen_run <> ${runId}) and ${kept}`;
       const marked =
         key.variant === PUBLISHED
           ? this.run(

@@ -83,8 +83,13 @@ export interface Store {
   applyPage(key: SyncKey, docs: readonly UpstreamDoc[], next: SyncState, seenRunId?: string): Promise<UpsertCounts>;
   /** Saves a sync state alone (a run starting, failing or finishing without a page). */
   saveSyncState(key: SyncKey, next: SyncState): Promise<void>;
-  /** Ends a full sync: marks rows not seen by `runId` deleted, saves `next`; returns how many were marked. */
-  completeFull(key: SyncKey, runId: string, next: SyncState, now: string): Promise<number>;
+  /**
+   * Ends a full sync: marks rows not seen by `runId` deleted, except the ids in `keep`, saves `next`; returns how
+   * many were marked.
+   */
+  completeFull(key: SyncKey, runId: string, next: SyncState, now: string, keep?: readonly string[]): Promise<number>;
+  /** Ids of live rows a full sync `runId` has not seen (so far): what `completeFull` would mark deleted. */
+  unseenIds(key: SyncKey, runId: string): Promise<string[]>;
   /** Upserts records outside a sync (write-through); same newer-wins rule. */
   upsertDocs(key: SyncKey, docs: readonly UpstreamDoc[]): Promise<UpsertCounts>;
   /** Marks one record deleted (write-through of a DELETE); returns whether a live row was marked. */

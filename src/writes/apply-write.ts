@@ -1,7 +1,7 @@
 import { describeError, UnderstudyError, UpstreamError } from '../errors.js';
 import { isJsonObject, type JsonObject, type JsonValue, recordId } from '../ids.js';
 import type { Logger } from '../log.js';
-import { type CollectionSlug, NATURAL_KEY } from '../partners/collections.js';
+import { type CollectionSlug, NATURAL_KEY, VERSIONED } from '../partners/collections.js';
 import type { BulkResult, CallOptions, PartnersClient, UpstreamDoc } from '../partners/partners-client.js';
 import { docKey } from '../store/extract-row.js';
 import { PUBLISHED, type Store, type SyncKey } from '../store/store.js';
@@ -93,20 +93,21 @@ export async function applyWrite(deps: WriteDeps, data: WriteJobData, opts: Appl
           );
         }
       }
-      const doc = await client.create(data.collection, data.body, draftQuery(data.draft), call);
+      const doc = await client.create(data.collection, data.body, writeQuery(data.collection, data.draft), call);
       const mirrorError = await mirrorDoc(deps, data.collection, data.draft === true, doc);
       return withMirror({ status: 'ok', resultId: docKey(data.collection, doc) }, mirrorError);
     }
     case 'update': {
       const method = route.method === 'PUT' ? 'PUT' : 'PATCH';
-      const doc = await client.update(
+      const answer = await client.update(
         data.collection,
         recordId(data.id),
         method,
         data.body,
-        draftQuery(data.draft),
+        writeQuery(data.collection, data.draft),
         call,
       );
+      const doc = TAKES_DEPTH(data.collection) ? answer : idsForRelationships(answer);
       const mirrorError = await mirrorDoc(deps, data.collection, data.draft === true, doc);
       return withMirror({ status: 'ok', resultId: docKey(data.collection, doc) ?? data.id }, mirrorError);
     }
@@ -136,6 +137,45 @@ export async function applyWrite(deps: WriteDeps, data: WriteJobData, opts: Appl
 
 const draftQuery = (draft: boolean | undefined) => (draft ? { draft: true } : {});
 
+/** Write routes that take `depth` (the spec: the custom-attributes PUT takes only `select` and `populate`). */
+const TAKES_DEPTH = (c: CollectionSlug): boolean => c !== 'custom-attributes';
+
+/**
+ * The query of a create or update: `depth=0` wherever the route takes it, so the answer has relationships as ids,
+ * the shape sync reads (a Payload-style upstream populates them to depth 2 by default); `draft=true` for drafts.
+ */
+const writeQuery = (c: CollectionSlug, draft: boolean | undefined) => ({
+  ...(TAKES_DEPTH(c) ? { depth: 0 } : {}),
+  ...draftQuery(draft),
+});
+
+/** The id of a populated record in an answer (an object with an `id` and the timestamps records carry), else undefined. */
+const populatedId = (v: JsonValue | undefined): JsonValue | undefined =>
+  isJsonObject(v) &&
+  (typeof v.id === 'string' || typeof v.id === 'number') &&
+  (typeof v.updatedAt === 'string' || typeof v.createdAt === 'string')
+    ? v.id
+    : undefined;
+
+const toId = (v: JsonValue): JsonValue => populatedId(v) ?? v;
+
+/**
+ * An answer from a route that cannot be asked for `depth=0`, brought to the depth-0 shape sync stores: each
+ * top-level relationship (one populated record, or an array of them) becomes its id, and each joined field
+ * (`{ docs: [...] }`) lists ids.
+ */
+export function idsForRelationships(doc: UpstreamDoc): UpstreamDoc {
+  const out: JsonObject = {};
+  for (const [k, v] of Object.entries(doc)) {
+    if (v === undefined) continue;
+    if (Array.isArray(v)) out[k] = v.map(toId);
+    else if (populatedId(v) !== undefined) out[k] = populatedId(v) as JsonValue;
+    else if (isJsonObject(v) && Array.isArray(v.docs)) out[k] = { ...v, docs: v.docs.map(toId) };
+    else out[k] = v;
+  }
+  return out as UpstreamDoc;
+}
+
 function withMirror<T extends WriteOutcome>(outcome: T, mirrorError: string | undefined): T {
   return mirrorError === undefined ? outcome : { ...outcome, mirrorError };
 }
@@ -163,13 +203,27 @@ async function applyBulk(deps: WriteDeps, data: BulkJob, opts: ApplyOptions): Pr
   return withMirror({ status: 'ok', resultId: null, summary }, mirrorError);
 }
 
-/** Writes a record returned by the upstream into the mirror; returns why it could not, or undefined. */
+/**
+ * Whether the upstream's answer is a draft: its `_status` when it has one (a Payload-style upstream creates a draft
+ * unless the body says `_status: "published"`), else whether the write asked for the draft.
+ */
+export const answeredDraft = (collection: CollectionSlug, askedDraft: boolean, doc: UpstreamDoc): boolean => {
+  if (!VERSIONED.has(collection)) return false;
+  const status = doc._status;
+  return status === 'draft' || status === 'published' ? status === 'draft' : askedDraft;
+};
+
+/**
+ * Writes a record returned by the upstream into the mirror, filed by the `_status` it came back with: a draft goes
+ * to the draft variant, or nowhere when the tenant does not mirror drafts. Returns why it could not, or undefined.
+ */
 async function mirrorDoc(
   deps: WriteDeps,
   collection: CollectionSlug,
-  draft: boolean,
+  askedDraft: boolean,
   doc: UpstreamDoc,
 ): Promise<string | undefined> {
+  const draft = answeredDraft(collection, askedDraft, doc);
   if (draft && !deps.mirrorDrafts) return undefined;
   try {
     const key: SyncKey = { tenant: deps.client.tenant, collection, variant: draft ? 'draft' : PUBLISHED };
@@ -182,21 +236,33 @@ async function mirrorDoc(
   }
 }
 
+/** The field and value a create can be found again by (slug; filename for media), or null when its body has none. */
+export function naturalKeyOf(data: CreateJob): { field: string; value: string | number } | null {
+  const field = NATURAL_KEY[data.collection];
+  const value = field ? data.body[field] : undefined;
+  return field && (typeof value === 'string' || typeof value === 'number') ? { field, value } : null;
+}
+
+/** A create that may have been applied and cannot be looked up: never sent again on its own. */
+export function outcomeUnknown(data: CreateJob, what: string): UnderstudyError {
+  const field = NATURAL_KEY[data.collection] ?? 'natural key';
+  return new UnderstudyError(
+    'US_OUTCOME_UNKNOWN',
+    `outcome unknown: ${what} of this create of ${data.collection} went out and no usable answer came, and its ` +
+      `body has no ${field} to look the record up by, so it is not sent again on its own ` +
+      '(see `understudy writes show`; `writes retry --resend` sends it again)',
+  );
+}
+
 /**
  * Looks for the record an earlier create may have made, by its natural key (slug; filename for media): through
  * the list route with `where`, or in the mirror when the upstream has no list route for the collection.
  * Returns null when it is not there or the body has no natural key to look by.
  */
 export async function findCreated(deps: WriteDeps, data: CreateJob, call: CallOptions): Promise<UpstreamDoc | null> {
-  const field = NATURAL_KEY[data.collection];
-  const value = field ? data.body[field] : undefined;
-  if (!field || (typeof value !== 'string' && typeof value !== 'number')) {
-    throw new UnderstudyError(
-      'US_VALIDATION',
-      `create of ${data.collection} went out without an answer and its body has no ${field ?? 'natural key'} ` +
-        'to look it up by: not sent again blindly (check upstream, then `understudy writes retry`)',
-    );
-  }
+  const natural = naturalKeyOf(data);
+  if (!natural) throw outcomeUnknown(data, 'an earlier attempt');
+  const { field, value } = natural;
   try {
     const page = await deps.client.listPage(
       {
@@ -204,7 +270,9 @@ export async function findCreated(deps: WriteDeps, data: CreateJob, call: CallOp
         where: { [field]: { equals: value } },
         limit: 1,
         depth: 0,
-        ...(data.draft ? { draft: true } : {}),
+        // The record may be a draft (a Payload-style upstream creates drafts unless told otherwise), and a
+        // published read would not show it.
+        ...(VERSIONED.has(data.collection) ? { draft: true } : {}),
       },
       call,
     );
@@ -215,9 +283,13 @@ export async function findCreated(deps: WriteDeps, data: CreateJob, call: CallOp
     if (!noRoute) throw err;
   }
   let hit: UpstreamDoc | null = null;
-  const key: SyncKey = { tenant: deps.client.tenant, collection: data.collection, variant: PUBLISHED };
-  await deps.store.scanDocs(key, (doc) => {
-    if (!hit && doc[field] === value) hit = doc;
-  });
+  // The published table, then the drafts (the record may be one).
+  for (const variant of [PUBLISHED, 'draft'] as const) {
+    const key: SyncKey = { tenant: deps.client.tenant, collection: data.collection, variant };
+    await deps.store.scanDocs(key, (doc) => {
+      if (!hit && doc[field] === value) hit = doc;
+    });
+    if (hit) break;
+  }
   return hit;
 }

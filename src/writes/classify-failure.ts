@@ -5,7 +5,7 @@ import { GateParkedError } from './gate-parking.js';
 export type FailureClass =
   /** 429: wait, then try again without spending an attempt. */
   | { readonly kind: 'rate'; readonly waitMs: number }
-  /** Network error, timeout, 408, 425, 5xx: back off and try again while attempts last. */
+  /** Network error, timeout, 408, 425, 5xx, a 2xx cut off: back off and try again while attempts last. */
   | {
       readonly kind: 'retry';
       /** The request went out and no usable answer came: it may have been applied. */
@@ -22,6 +22,12 @@ export type FailureClass =
 /** Statuses worth another try; every other 4xx is final. */
 const RETRYABLE = (status: number): boolean => status === 408 || status === 425 || status >= 500;
 
+/**
+ * Answers after which a write may have been applied: a gateway or server error can come after the upstream stored
+ * the record (Payload behind a proxy that timed out), so a create must look before it is sent again.
+ */
+const MAYBE_APPLIED = new Set([500, 502, 503, 504]);
+
 /** Sorts an error from a write attempt into the retry classes of docs/writes.md. */
 export function classifyFailure(err: unknown, defaultRateWaitMs = 1000): FailureClass {
   if (err instanceof GateParkedError) return { kind: 'rate', waitMs: err.retryInMs };
@@ -29,10 +35,12 @@ export function classifyFailure(err: unknown, defaultRateWaitMs = 1000): Failure
   if (err instanceof UpstreamError) {
     const message = err.message;
     if (err.status === 429) return { kind: 'rate', waitMs: err.retryAfterMs ?? defaultRateWaitMs };
-    if (err.status === 0 || RETRYABLE(err.status)) {
+    // A 2xx whose body broke off mid-read: the write was applied, its answer lost.
+    const cutOff = err.status >= 200 && err.status < 300;
+    if (err.status === 0 || cutOff || RETRYABLE(err.status)) {
       return {
         kind: 'retry',
-        unknownOutcome: err.outcome === 'unknown',
+        unknownOutcome: err.outcome === 'unknown' || cutOff || MAYBE_APPLIED.has(err.status),
         status: err.status === 0 ? null : err.status,
         message,
         code: err.code,

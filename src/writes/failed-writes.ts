@@ -79,6 +79,35 @@ export interface WriteDetails {
   readonly result: unknown;
   readonly enqueuedAt: string | null;
   readonly log: WriteLogEntry | null;
+  /** What to check before retrying, when the write failed and may have been applied upstream. */
+  readonly advice?: string;
+}
+
+/** What to check about a failed write that may have been applied (docs/writes.md, "Unknown outcomes"). */
+function adviceFor(
+  jobId: string,
+  state: string,
+  data: unknown,
+  progress: unknown,
+  log: WriteLogEntry | null,
+): string | undefined {
+  if (state !== 'failed' && log?.status !== 'failed') return undefined;
+  const unknown =
+    log?.errorCode === 'US_OUTCOME_UNKNOWN' ||
+    (typeof progress === 'object' &&
+      progress !== null &&
+      ((progress as { unknownOutcome?: unknown }).unknownOutcome === true ||
+        (progress as { sending?: unknown }).sending === true));
+  if (!unknown) return undefined;
+  const d = (data ?? {}) as { op?: unknown; collection?: unknown };
+  const what = `${String(d.op ?? log?.op ?? 'write')} of ${String(d.collection ?? log?.collection ?? '?')}`;
+  return (
+    `This ${what} went out and no usable answer came back, so it may have been applied upstream. ` +
+    'Check upstream whether the record exists (look it up in the upstream admin by the fields of `data.body`, or ' +
+    'run `understudy sync --full` and query the mirror with `understudy sql`). If it exists, nothing is missing: ' +
+    `leave the job failed. If it does not, \`understudy writes retry ${jobId}\` looks it up again (by slug or ` +
+    `filename when the body has one) and \`understudy writes retry ${jobId} --resend\` sends it again without looking.`
+  );
 }
 
 export async function showWrite(
@@ -89,15 +118,18 @@ export async function showWrite(
   const job = await queue.getJob(jobId);
   const log = writeLog ? await writeLog.get(jobId) : null;
   if (!job && !log) throw new UnderstudyError('US_NOT_FOUND', `no write job ${jobId}`);
+  const state = job ? await job.getState() : 'removed';
+  const advice = adviceFor(jobId, state, job?.data, job?.progress, log);
   return {
     jobId,
-    state: job ? await job.getState() : 'removed',
+    state,
     data: job?.data ?? null,
     progress: job?.progress ?? null,
     failedReason: job?.failedReason ?? null,
     result: job?.returnvalue ?? null,
     enqueuedAt: job ? new Date(job.timestamp).toISOString() : (log?.enqueuedAt ?? null),
     log,
+    ...(advice ? { advice } : {}),
   };
 }
 
@@ -126,10 +158,11 @@ export async function retryWrite(
   const state = await job.getState();
   if (state === 'failed') {
     const data = await parseJobData(job.data);
-    const p = (job.progress ?? {}) as { unknownOutcome?: unknown };
+    const p = (job.progress ?? {}) as { unknownOutcome?: unknown; sending?: unknown };
     await job.updateProgress({
       attempts: 0,
-      unknownOutcome: opts.resend ? false : p.unknownOutcome === true,
+      // `sending`: the worker died mid-request (it stalled), so the write may have been applied.
+      unknownOutcome: opts.resend ? false : p.unknownOutcome === true || p.sending === true,
       sending: false,
     });
     const seq = await order.nextSeq();

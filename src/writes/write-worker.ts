@@ -22,6 +22,7 @@ import { openSqliteWriteLog, type WriteLog } from '../store/write-log.js';
 import { discoverRoutes, type ReadRoutes } from '../sync/discover-routes.js';
 import { syncCollection } from '../sync/sync-collection.js';
 import { parkableGate } from './gate-parking.js';
+import { reconcileWriteLog } from './reconcile-write-log.js';
 import { createRecordOrder } from './record-order.js';
 
 export interface WriteWorkerOptions {
@@ -41,6 +42,22 @@ export interface WriteWorkerOptions {
   readonly backoffMs?: number;
   /** Cap on one backoff; default 60000 ms. */
   readonly maxBackoffMs?: number;
+  /**
+   * Total time a write may spend on 429s before it fails (config `writes.maxRateLimitWaitMs`); default 3600000
+   * (1 hour).
+   */
+  readonly maxRateLimitWaitMs?: number;
+  /**
+   * BullMQ's job lock (config `worker.lockDurationMs`): a write whose worker died is taken up again once it expires;
+   * default 30000 ms.
+   */
+  readonly lockDurationMs?: number;
+  /** How often stalled writes are looked for (config `worker.stalledIntervalMs`); default min(30000, lock). */
+  readonly stalledIntervalMs?: number;
+  /** Times a write may stall (its worker died mid-write) before BullMQ fails it; default 1. */
+  readonly maxStalledCount?: number;
+  /** How often `write_log` rows left `running` by a dead worker are reconciled with the queue; default 60000 ms. */
+  readonly sweepEveryMs?: number;
   /** Writes in flight at once in this process (they still share each key's budget); default 8. */
   readonly concurrency?: number;
   /** How often a write waiting for an earlier one on its record looks again (it is also woken); default 2000 ms. */
@@ -72,6 +89,9 @@ export interface WriteWorker {
   /** Stops taking writes, waits for those in flight (or hands them back), then closes what it opened. Idempotent. */
   close(): Promise<void>;
 }
+
+/** Default of config `writes.maxRateLimitWaitMs`: a write gives up after an hour of 429s. */
+export const DEFAULT_MAX_RATE_LIMIT_WAIT_MS = 3_600_000;
 
 /** Starts draining the writes queue in this process. */
 export async function startWriteWorker(opts: WriteWorkerOptions): Promise<WriteWorker> {
@@ -163,6 +183,7 @@ export async function startWriteWorker(opts: WriteWorkerOptions): Promise<WriteW
     afterBulk,
     attempts: opts.attempts ?? 8,
     backoff: { baseMs: opts.backoffMs ?? 1000, maxMs: opts.maxBackoffMs ?? 60_000 },
+    maxRateLimitWaitMs: opts.maxRateLimitWaitMs ?? DEFAULT_MAX_RATE_LIMIT_WAIT_MS,
     orderRecheckMs: opts.orderRecheckMs ?? 2000,
     ...(opts.parking === null ? {} : { parking: opts.parking ?? { afterMs: 5000, retryInMs: 1000 } }),
     othersWaiting: async (tenant) => {
@@ -181,13 +202,39 @@ export async function startWriteWorker(opts: WriteWorkerOptions): Promise<WriteW
     log,
     ...(opts.random ? { random: opts.random } : {}),
   });
+  const lockDuration = opts.lockDurationMs ?? 30_000;
   const worker = new Worker(WRITES_QUEUE, processor, {
     connection: redis,
     prefix,
     concurrency: opts.concurrency ?? 8,
     autorun: true,
+    lockDuration,
+    stalledInterval: opts.stalledIntervalMs ?? Math.min(30_000, lockDuration),
+    maxStalledCount: opts.maxStalledCount ?? 1,
   });
   worker.on('error', (err) => log.warn({ err: describeError(err) }, 'write worker error'));
+  // write_log must end in each job's final state, also when the process that ran it died: sweep at start, then
+  // periodically, and at once for a job found stalled (BullMQ requeued it, or failed it after too many stalls).
+  const reconcile = (jobIds?: readonly string[]) =>
+    reconcileWriteLog({ queue, writeLog, log }, jobIds).catch((err: unknown) => {
+      log.warn({ err: describeError(err) }, 'write_log sweep failed');
+      return 0;
+    });
+  const sweeps = new Set<Promise<number>>();
+  const track = (p: Promise<number>) => {
+    sweeps.add(p);
+    void p.finally(() => sweeps.delete(p)); // tracked in `sweeps`, awaited by close()
+  };
+  track(reconcile());
+  const sweepTimer = setInterval(() => track(reconcile()), opts.sweepEveryMs ?? 60_000);
+  sweepTimer.unref();
+  worker.on('stalled', (jobId) => {
+    log.warn({ jobId }, 'write stalled: its worker died; BullMQ takes it up again or fails it');
+    track(reconcile([jobId]));
+  });
+  worker.on('failed', (job) => {
+    if (job?.id) track(reconcile([job.id]));
+  });
   // Not awaited: with Redis down at start the worker keeps reconnecting in the background, and the process must
   // still answer SIGTERM. BullMQ takes jobs once connected, including those queued before.
   log.info({ tenants: [...tenants.keys()], concurrency: opts.concurrency ?? 8 }, 'write worker started');
@@ -218,6 +265,10 @@ export async function startWriteWorker(opts: WriteWorkerOptions): Promise<WriteW
             } finally {
               clearTimeout(grace);
             }
+          },
+          async () => {
+            clearInterval(sweepTimer);
+            await Promise.all([...sweeps]);
           },
           () => queue.close(),
           async () => syncQueue?.close(),
@@ -289,7 +340,12 @@ export async function startConfiguredWriteWorker(
       database,
       log: opts.log,
       ...(config.writes?.attempts ? { attempts: config.writes.attempts } : {}),
+      ...(config.writes?.maxRateLimitWaitMs !== undefined
+        ? { maxRateLimitWaitMs: config.writes.maxRateLimitWaitMs }
+        : {}),
       ...(opts.concurrency ? { concurrency: opts.concurrency } : {}),
+      ...(config.worker?.lockDurationMs ? { lockDurationMs: config.worker.lockDurationMs } : {}),
+      ...(config.worker?.stalledIntervalMs ? { stalledIntervalMs: config.worker.stalledIntervalMs } : {}),
     });
     steps.push(() => writes.close());
     let closing: Promise<void> | null = null;

@@ -18,6 +18,7 @@ export interface DropRule {
 export async function startDroppingProxy(target: string) {
   const rules: DropRule[] = [];
   let dropped = 0;
+  let beforeAnswer: ((method: string, path: string) => Promise<void>) | null = null;
   const server = createServer(async (req, res) => {
     try {
       const body = await text(req);
@@ -31,6 +32,7 @@ export async function startDroppingProxy(target: string) {
         body: body === '' ? null : body,
       });
       const answer = await up.body.text();
+      await beforeAnswer?.(req.method ?? 'GET', req.url ?? '/');
       const rule = rules.find((r) => r.count > 0 && r.method === req.method && (req.url ?? '').includes(r.path));
       if (rule) {
         rule.count--;
@@ -54,6 +56,10 @@ export async function startDroppingProxy(target: string) {
       rules.push({ ...rule });
     },
     dropped: () => dropped,
+    /** Runs once the upstream has answered a request, before the answer is relayed (e.g. to hold it). */
+    beforeAnswer(fn: (method: string, path: string) => Promise<void>) {
+      beforeAnswer = fn;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -31,6 +31,8 @@ export interface WriteHarnessOptions {
   readonly proxy?: boolean;
   /** Per simulator tenant (in order), its key's budget; default: unlimited. */
   readonly budgets?: readonly RateBudget[];
+  /** Whether the tenants mirror drafts (config `drafts`); default false. */
+  readonly drafts?: boolean;
 }
 
 /**
@@ -52,7 +54,7 @@ export async function writeHarness(opts: WriteHarnessOptions) {
     apiKey: t.key,
     apiKeyEnv: 'TEST_KEY',
     budget: opts.budgets?.[i] ?? { reads: 1_000_000, writes: 1_000_000, windowMs: 1000 },
-    drafts: false,
+    drafts: opts.drafts ?? false,
   }));
   const tenant = resolved[0] as ResolvedTenant;
   const gates = new Map(resolved.map((t) => [t.slug as string, parkableGate(createMemoryRateGate(t.budget))]));
@@ -148,6 +150,18 @@ export async function writeHarness(opts: WriteHarnessOptions) {
     return row ? { ...(JSON.parse(row.doc) as Record<string, unknown>), __deletedAt: row.deleted_at } : null;
   };
   const upstream = (collection: CollectionSlug) => sim.controls.docs(slug, collection);
+  /** A full sync of one collection, as `understudy sync --full` runs it; returns its report. */
+  const fullSync = async (collection: CollectionSlug) => {
+    const routes = await discoverRoutes(client, { signal: AbortSignal.timeout(10_000) });
+    return syncCollection(
+      { client, store, log: silentLog },
+      { slug, drafts: opts.drafts ?? false },
+      collection,
+      'full',
+      routes,
+      AbortSignal.timeout(10_000),
+    );
+  };
   return {
     sim,
     proxy,
@@ -166,6 +180,7 @@ export async function writeHarness(opts: WriteHarnessOptions) {
     logRow,
     mirrorDoc,
     upstream,
+    fullSync,
   };
 }
 

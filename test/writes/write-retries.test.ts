@@ -146,7 +146,7 @@ describe('order per record', () => {
 describe('idempotency keys', () => {
   it('gives the same job for the same key, and queues the write once', async () => {
     const h = await writeHarness({ redisUrl: redis.url });
-    const body = { title: 'Once only', slug: 'once-only' };
+    const body = { title: 'Once only', slug: 'once-only', _status: 'published' };
     const first = await h.queue.create(h.slug, 'series', body, { idempotencyKey: 'order-42' });
     const again = await h.queue.create(h.slug, 'series', body, { idempotencyKey: 'order-42' });
     const other = await h.queue.create(h.slug, 'series', { ...body, slug: 'twice' }, { idempotencyKey: 'order-43' });
@@ -169,7 +169,11 @@ describe('unknown outcomes', () => {
     const h = await writeHarness({ redisUrl: redis.url, proxy: true });
     h.proxy?.dropAfterApplying({ method: 'POST', path: '/series', count: 1 });
     await h.startWorker();
-    const jobId = await h.queue.create(h.slug, 'series', { title: 'Lost answer', slug: 'lost-answer' });
+    const jobId = await h.queue.create(h.slug, 'series', {
+      title: 'Lost answer',
+      slug: 'lost-answer',
+      _status: 'published',
+    });
     expect(await h.settled(jobId)).toBe('completed');
     expect(h.proxy?.dropped()).toBe(1);
     const made = h.upstream('series').filter((d) => d.slug === 'lost-answer');
@@ -200,7 +204,11 @@ describe('unknown outcomes', () => {
     // A reset before the simulator reads the request: nothing was created, but the client cannot know that.
     h.sim.controls.injectFaults({ kind: 'reset', count: 1, match: { method: 'POST' } });
     await h.startWorker();
-    const jobId = await h.queue.create(h.slug, 'series', { title: 'Second go', slug: 'second-go' });
+    const jobId = await h.queue.create(h.slug, 'series', {
+      title: 'Second go',
+      slug: 'second-go',
+      _status: 'published',
+    });
     expect(await h.settled(jobId)).toBe('completed');
     expect(h.upstream('series').filter((d) => d.slug === 'second-go')).toHaveLength(1);
     expect(h.sim.controls.requestLog().filter((e) => e.method === 'POST')).toHaveLength(2);
@@ -221,8 +229,16 @@ describe('unknown outcomes', () => {
 
   it('treats a write a dead worker was sending as an unknown outcome: looks before sending a create again', async () => {
     const h = await writeHarness({ redisUrl: redis.url });
-    const made = await h.queue.create(h.slug, 'series', { title: 'Half sent', slug: 'half-sent' });
-    const fresh = await h.queue.create(h.slug, 'series', { title: 'Never sent', slug: 'never-sent' });
+    const made = await h.queue.create(h.slug, 'series', {
+      title: 'Half sent',
+      slug: 'half-sent',
+      _status: 'published',
+    });
+    const fresh = await h.queue.create(h.slug, 'series', {
+      title: 'Never sent',
+      slug: 'never-sent',
+      _status: 'published',
+    });
     // As a worker killed mid-request leaves them: progress says an attempt was being sent.
     const conn = new Redis(redis.url, { maxRetriesPerRequest: null });
     const queue = openWritesQueue(conn, h.prefix);
@@ -234,7 +250,7 @@ describe('unknown outcomes', () => {
     }
     await h.client.create(
       'series',
-      { title: 'Half sent', slug: 'half-sent' },
+      { title: 'Half sent', slug: 'half-sent', _status: 'published' },
       {},
       { signal: AbortSignal.timeout(5000) },
     );
@@ -257,7 +273,9 @@ describe('unknown outcomes', () => {
     const before = h.upstream('forms').length;
     const jobId = await h.queue.create(h.slug, 'forms', { title: 'No slug form' });
     expect(await h.settled(jobId)).toBe('failed');
-    expect((await w.queue.getJob(jobId))?.failedReason).toMatch(/no slug to look it up by: not sent again blindly/);
+    expect((await w.queue.getJob(jobId))?.failedReason).toMatch(
+      /outcome unknown: .*no slug to look the record up by, so it is not sent again on its own/,
+    );
     expect(h.upstream('forms')).toHaveLength(before + 1);
     expect(h.sim.controls.requestLog().filter((e) => e.method === 'POST')).toHaveLength(1);
   });

@@ -1,0 +1,94 @@
+import { describeError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { WriteQueueHandle } from '../queue/write-queue.js';
+import type { WriteLog, WriteLogEntry, WriteStatus } from '../store/write-log.js';
+
+/** What the sweep needs: the writes queue (to read each job's state) and the write log. */
+export interface ReconcileDeps {
+  readonly queue: Pick<WriteQueueHandle, 'getJob'>;
+  readonly writeLog: WriteLog;
+  readonly log: Logger;
+  readonly now?: () => number;
+}
+
+/** Rows that are not an outcome yet: the processor writes the outcome, unless its process died first. */
+const PASSING: readonly WriteStatus[] = ['running', 'retrying', 'delayed'];
+
+const WAITING_STATES = new Set(['waiting', 'delayed', 'prioritized', 'waiting-children']);
+
+const outcomeOf = (rv: unknown): { status: 'ok' | 'partial'; resultId: string | null; note: string | null } => {
+  const o = (typeof rv === 'object' && rv !== null ? rv : {}) as Record<string, unknown>;
+  return {
+    status: o.status === 'partial' ? 'partial' : 'ok',
+    resultId: typeof o.resultId === 'string' ? o.resultId : null,
+    note: typeof o.note === 'string' ? o.note : null,
+  };
+};
+
+/**
+ * Brings `write_log` rows that still say `running`, `retrying` or `delayed` in line with their job when the process
+ * that would have written the outcome died: a job BullMQ failed (a worker killed twice mid-write: "job stalled
+ * more than allowable limit") is logged `failed` with its reason, a completed one `ok`/`partial`, a job no longer
+ * in the queue `failed`, and a `running` row whose job went back to the queue (stalled once) `delayed`.
+ * Rows of jobs that are active are left alone. `jobIds` limits the sweep to those jobs; returns the rows changed.
+ */
+export async function reconcileWriteLog(deps: ReconcileDeps, jobIds?: readonly string[]): Promise<number> {
+  const now = () => new Date((deps.now ?? Date.now)()).toISOString();
+  const rows: WriteLogEntry[] = [];
+  if (jobIds) {
+    for (const id of jobIds) {
+      const row = await deps.writeLog.get(id);
+      if (row && PASSING.includes(row.status)) rows.push(row);
+    }
+  } else {
+    rows.push(...(await deps.writeLog.list(PASSING)));
+  }
+  let changed = 0;
+  for (const row of rows) {
+    try {
+      const job = await deps.queue.getJob(row.jobId);
+      const state = job ? await job.getState() : 'missing';
+      let next: WriteLogEntry | null = null;
+      if (state === 'failed') {
+        next = {
+          ...row,
+          status: 'failed',
+          error: job?.failedReason || 'failed',
+          errorCode: row.errorCode,
+          finishedAt: job?.finishedOn ? new Date(job.finishedOn).toISOString() : now(),
+          note: 'reconciled: the job failed while no worker could log it (e.g. a worker killed mid-write)',
+        };
+      } else if (state === 'completed') {
+        const o = outcomeOf(job?.returnvalue);
+        next = {
+          ...row,
+          status: o.status,
+          resultId: o.resultId ?? row.resultId,
+          error: null,
+          errorCode: null,
+          upstreamStatus: null,
+          finishedAt: job?.finishedOn ? new Date(job.finishedOn).toISOString() : now(),
+          note: o.note ?? 'reconciled: completed while no worker could log it',
+        };
+      } else if (state === 'missing' || state === 'unknown') {
+        next = {
+          ...row,
+          status: 'failed',
+          error: 'the job is no longer in the queue',
+          finishedAt: now(),
+          note: 'reconciled: job removed from the queue before its outcome was logged',
+        };
+      } else if (row.status === 'running' && WAITING_STATES.has(state)) {
+        next = { ...row, status: 'delayed', note: 'the worker running it stopped mid-write: back in the queue' };
+      }
+      if (next) {
+        await deps.writeLog.record({ ...next, updatedAt: now() });
+        changed++;
+        deps.log.warn({ jobId: row.jobId, was: row.status, now: next.status }, 'write_log reconciled with the queue');
+      }
+    } catch (err) {
+      deps.log.warn({ jobId: row.jobId, err: describeError(err) }, 'write_log row not reconciled');
+    }
+  }
+  return changed;
+}

@@ -1,0 +1,102 @@
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { tenantSlug } from '../../src/ids.js';
+import { createHttpPartnersClient } from '../../src/partners/http-partners-client.js';
+import { createMemoryRateGate } from '../../src/partners/memory-rate-gate.js';
+import { startSimulator } from '../../src/sim/start-simulator.js';
+import { openSqliteStore } from '../../src/store/sqlite-store.js';
+import { PUBLISHED } from '../../src/store/store.js';
+import { discoverRoutes } from '../../src/sync/discover-routes.js';
+import { syncCollection } from '../../src/sync/sync-collection.js';
+import { startFakeUpstream } from '../helpers/fake-upstream.js';
+import { silentLog, tempDir } from '../helpers/sync-harness.js';
+
+/**
+ * The simulator behind a thin filter that leaves draft-only records out of published list reads, as Payload does
+ * (and as the simulator will by default).
+ */
+async function hidingDrafts(simUrl: string) {
+  const up = await startFakeUpstream(async (req) => {
+    const url = `${simUrl}${req.path}${req.rawQuery ? `?${req.rawQuery}` : ''}`;
+    const r = await fetch(url, {
+      method: req.method,
+      headers: { authorization: String(req.headers.authorization ?? ''), 'content-type': 'application/json' },
+      ...(req.body ? { body: req.body } : {}),
+    });
+    const json = (await r.json()) as { docs?: { _status?: string }[]; totalDocs?: number };
+    const published = req.method === 'GET' && !/(^|&)draft=true/.test(req.rawQuery) && Array.isArray(json.docs);
+    if (published && json.docs) {
+      const before = json.docs.length;
+      json.docs = json.docs.filter((d) => d._status !== 'draft');
+      if (typeof json.totalDocs === 'number') json.totalDocs -= before - json.docs.length;
+    }
+    return { status: r.status, json };
+  });
+  onTestFinished(() => up.close());
+  return up;
+}
+
+describe('full sync and drafts', () => {
+  it('does not mark a record deleted because it is only a draft', async () => {
+    const sim = await startSimulator({ port: 0, readLimit: 0, writeLimit: 0, records: 4, tenants: 1 });
+    onTestFinished(() => sim.close());
+    const t = sim.tenants[0];
+    if (!t) throw new Error('no tenant');
+    const slug = tenantSlug(t.slug);
+    const up = await hidingDrafts(sim.url);
+    const db = join(tempDir(), 'mirror.db');
+    const store = await openSqliteStore(db);
+    onTestFinished(() => store.close());
+    const client = createHttpPartnersClient({
+      baseUrl: up.url,
+      tenant: slug,
+      apiKey: t.key,
+      gate: createMemoryRateGate({ reads: 1_000_000, writes: 1_000_000, windowMs: 1000 }),
+      retry: { attempts: 2, baseDelayMs: 1, maxDelayMs: 5 },
+      log: silentLog,
+    });
+    const draft = await client.create(
+      'series',
+      { title: 'Only a draft', slug: 'only-a-draft', _status: 'draft' },
+      { depth: 0 },
+      { signal: AbortSignal.timeout(5000) },
+    );
+    // As an older write-through left it: the draft in the published table, as a live row.
+    await store.upsertDocs({ tenant: slug, collection: 'series', variant: PUBLISHED }, [draft]);
+    const routes = await discoverRoutes(client, { signal: AbortSignal.timeout(5000) });
+    const full = () =>
+      syncCollection(
+        { client, store, log: silentLog },
+        { slug },
+        'series',
+        'full',
+        routes,
+        AbortSignal.timeout(10_000),
+      );
+    const report = await full();
+    expect(report.error).toBeUndefined();
+    expect(report.deleted).toBe(0);
+    const row = (id = String(draft.id)) => {
+      const d = new Database(db, { readonly: true });
+      try {
+        return d.prepare('SELECT deleted_at FROM series WHERE id = ?').get(id) as
+          | { deleted_at: string | null }
+          | undefined;
+      } finally {
+        d.close();
+      }
+    };
+    expect(row()).toEqual({ deleted_at: null });
+    // A record really gone upstream is still marked deleted.
+    const { deleted } = sim.controls.mutate({ tenant: slug, collection: 'series', deletes: 1 });
+    const [goneId] = deleted;
+    const hadRow = goneId !== undefined && row(goneId) !== undefined;
+    const again = await full();
+    if (hadRow && goneId !== undefined) {
+      expect(again.deleted).toBe(1);
+      expect(row(goneId)?.deleted_at).toBeTruthy();
+    }
+    if (goneId !== String(draft.id)) expect(row(String(draft.id))).toEqual({ deleted_at: null });
+  });
+});
