@@ -11,6 +11,7 @@ import type { Logger } from './log.js';
 import { instrumentGate } from './ops/instrument-gate.js';
 import type { OpsMetrics } from './ops/metrics.js';
 import { COLLECTIONS, type CollectionSlug } from './partners/collections.js';
+import { keyHash } from './partners/key-hash.js';
 import { createRedisRateGate } from './partners/redis-rate-gate.js';
 import {
   collectionSyncPending,
@@ -25,6 +26,7 @@ import { reconcileSchedules, schedulesFor } from './queue/schedules.js';
 import { discoverRoutes, type ReadRoutes } from './sync/discover-routes.js';
 import { syncCollection } from './sync/sync-collection.js';
 import { prerequisitesOf, syncOrder } from './sync/sync-tenant.js';
+import { type Parking, parkableGate, withParking } from './writes/gate-parking.js';
 
 export interface WorkerAppOptions {
   readonly log: Logger;
@@ -53,6 +55,10 @@ export interface WorkerApp extends AsyncDisposable {
 }
 
 const ROUTES_TTL_MS = 10 * 60_000;
+/** A sync waiting longer than this for its key's budget gives its slot back (config `worker.parkAfterMs`). */
+export const DEFAULT_PARK_AFTER_MS = 2000;
+/** How long a parked sync stays delayed (config `worker.parkForMs`). */
+export const DEFAULT_PARK_FOR_MS = 5000;
 
 /**
  * The queue side's composition root: Redis connections, the Redis-backed rate gates (one per key hash),
@@ -76,9 +82,10 @@ export async function createWorkerApp(config: Config, opts: WorkerAppOptions): P
     baseUrl: config.baseUrl,
     database: databasePath(config, env),
     log,
-    gateFor: (keyHash, budget) => {
-      const gate = createRedisRateGate({ redis, keyHash, budget, prefix });
-      return opts.metrics ? instrumentGate(gate, opts.metrics) : gate;
+    gateFor: (hash, budget) => {
+      const gate = createRedisRateGate({ redis, keyHash: hash, budget, prefix });
+      // Parkable: a sync that would wait long for this key's budget gives its worker slot back (see `parkingFor`).
+      return parkableGate(opts.metrics ? instrumentGate(gate, opts.metrics) : gate);
     },
     ...(opts.metrics ? { onRequest: opts.metrics.upstreamRequest } : {}),
   });
@@ -101,6 +108,32 @@ export async function createWorkerApp(config: Config, opts: WorkerAppOptions): P
 
   const stopping = new AbortController();
   const hardStop = new AbortController();
+
+  // One slow key must not starve the others: a sync job that has waited `parkAfterMs` for its key's read budget
+  // while jobs of tenants on other keys wait for a slot goes back to the queue (delayed, no attempt spent).
+  let headOfQueue: { at: number; tenants: Promise<string[]> } | null = null;
+  const keyOf = (tenant: string): string | null => {
+    const t = tenants.get(tenant);
+    return t ? keyHash(t.apiKey) : null;
+  };
+  const othersWaiting = async (tenant: string): Promise<boolean> => {
+    // The head of the queue is what a freed slot would take next; read it at most once a second.
+    if (!headOfQueue || Date.now() - headOfQueue.at > 1000) {
+      const at = Date.now();
+      const read = queue
+        .getWaiting(0, 49)
+        .then((jobs) => jobs.map((j) => String((j?.data as { tenant?: unknown } | undefined)?.tenant)));
+      headOfQueue = { at, tenants: read };
+    }
+    const mine = keyOf(tenant);
+    return (await headOfQueue.tenants).some((other) => other !== tenant && keyOf(other) !== mine);
+  };
+  const parkingFor = (tenant: string): Parking => ({
+    afterMs: config.worker?.parkAfterMs ?? DEFAULT_PARK_AFTER_MS,
+    retryInMs: config.worker?.parkForMs ?? DEFAULT_PARK_FOR_MS,
+    kinds: ['read'],
+    worthIt: () => othersWaiting(tenant),
+  });
 
   const runCollection = async (
     data: { tenant: string; collection: CollectionSlug; mode: 'full' | 'incremental' },
@@ -223,7 +256,9 @@ export async function createWorkerApp(config: Config, opts: WorkerAppOptions): P
       const w = new Worker(
         SYNC_QUEUE,
         async (job: Job, token?: string, jobSignal?: AbortSignal) =>
-          job.name === 'sync-tenant' ? tenantJob(job, token, jobSignal) : collectionJob(job, token, jobSignal),
+          withParking<unknown>(parkingFor(String((job.data as { tenant?: unknown } | undefined)?.tenant)), () =>
+            job.name === 'sync-tenant' ? tenantJob(job, token, jobSignal) : collectionJob(job, token, jobSignal),
+          ),
         {
           connection: redis,
           prefix,

@@ -64,6 +64,10 @@ export const ConfigSchema = v.strictObject({
       backoffMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
       lockDurationMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1000))),
       stalledIntervalMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(500))),
+      /** A sync waiting this long for its key's read budget gives its slot back, when other keys' syncs wait. */
+      parkAfterMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(10))),
+      /** How long a parked sync stays out of the queue before it asks for the budget again. */
+      parkForMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(10))),
     }),
   ),
   writes: v.optional(
