@@ -5,12 +5,22 @@ import type { RateBudget, RateGate, RequestKind } from './rate-gate.js';
 
 /**
  * Admits one request or says how long to wait, atomically, on Redis' own clock (TIME), so processes on
- * different machines agree. KEYS: [window zset, pause key]. ARGV: [limit, window ms, member].
+ * different machines agree. KEYS: [window zset, pause key, epoch key]. ARGV: [limit, window ms, member, seen].
  * Returns 0 when admitted (the request is counted), else the milliseconds until a slot may free up.
+ *
+ * The epoch key (no expiry) says Redis still holds this key's history. A gate that has run the script before
+ * (`seen` 1) and finds it gone knows Redis was emptied (FLUSHALL, a restart without persistence): the requests of
+ * the current window are forgotten, so the key is paused for a whole window rather than admitting a fresh budget.
  */
 const ACQUIRE_LUA = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if redis.call('EXISTS', KEYS[3]) == 0 then
+  redis.call('SET', KEYS[3], tostring(now))
+  if ARGV[4] == '1' and redis.call('PTTL', KEYS[2]) < tonumber(ARGV[2]) then
+    redis.call('SET', KEYS[2], 'lost', 'PX', ARGV[2])
+  end
+end
 local paused = redis.call('PTTL', KEYS[2])
 if paused > 0 then return paused end
 local limit = tonumber(ARGV[1])
@@ -35,7 +45,15 @@ return 0
 `;
 
 type GateRedis = Redis & {
-  understudyGateAcquire(win: string, pause: string, limit: number, windowMs: number, member: string): Promise<number>;
+  understudyGateAcquire(
+    win: string,
+    pause: string,
+    epoch: string,
+    limit: number,
+    windowMs: number,
+    member: string,
+    seen: 0 | 1,
+  ): Promise<number>;
   understudyGatePause(pause: string, ms: number): Promise<number>;
 };
 
@@ -43,7 +61,7 @@ const withCommands = (redis: Redis): GateRedis => {
   const r = redis as GateRedis;
   // defineCommand loads the script once per connection and calls it by EVALSHA from then on.
   if (typeof r.understudyGateAcquire !== 'function') {
-    redis.defineCommand('understudyGateAcquire', { numberOfKeys: 2, lua: ACQUIRE_LUA });
+    redis.defineCommand('understudyGateAcquire', { numberOfKeys: 3, lua: ACQUIRE_LUA });
     redis.defineCommand('understudyGatePause', { numberOfKeys: 1, lua: PAUSE_LUA });
   }
   return r;
@@ -94,6 +112,9 @@ export function createRedisRateGate(opts: RedisRateGateOptions): RateGate {
   const marginMs = opts.marginMs ?? Math.min(250, Math.max(50, Math.ceil(budget.windowMs / 25)));
   const base = `${prefix}:rate:${keyHash}`;
   const pauseKey = `${base}:pause`;
+  const epochKey = `${base}:epoch`;
+  // Whether this gate has run the script (so the epoch key existed after it): its absence then means data loss.
+  let seen: 0 | 1 = 0;
   const limits: Record<RequestKind, number> = { read: budget.reads, write: budget.writes };
   const member = randomUUID();
   let seq = 0;
@@ -107,11 +128,14 @@ export function createRedisRateGate(opts: RedisRateGateOptions): RateGate {
           await redis.understudyGateAcquire(
             `${base}:${kind}`,
             pauseKey,
+            epochKey,
             limits[kind],
             budget.windowMs + marginMs,
             `${member}:${seq++}`,
+            seen,
           ),
         );
+        seen = 1;
         if (ms <= 0) return waited;
         await wait(ms, signal);
         waited += ms;
