@@ -12,6 +12,7 @@ import { instrumentGate } from './ops/instrument-gate.js';
 import type { OpsMetrics } from './ops/metrics.js';
 import { COLLECTIONS, type CollectionSlug } from './partners/collections.js';
 import { keyHash } from './partners/key-hash.js';
+import type { RateGate } from './partners/rate-gate.js';
 import { createRedisRateGate } from './partners/redis-rate-gate.js';
 import {
   collectionSyncPending,
@@ -21,8 +22,10 @@ import {
   SYNC_QUEUE,
   type SyncQueue,
 } from './queue/queues.js';
+import { type RedisLossWatch, watchRedisLoss } from './queue/redis-loss.js';
 import { checkEvictionPolicy, longLivedRedis, redactRedisUrl, redisSettings } from './queue/redis-settings.js';
 import { reconcileSchedules, schedulesFor } from './queue/schedules.js';
+import { openWritesQueue } from './queue/write-queue.js';
 import { discoverRoutes, type ReadRoutes } from './sync/discover-routes.js';
 import { syncCollection } from './sync/sync-collection.js';
 import { prerequisitesOf, syncOrder } from './sync/sync-tenant.js';
@@ -37,6 +40,8 @@ export interface WorkerAppOptions {
   readonly graceMs?: number;
   /** Operations (issue 6): upstream requests, rate-gate waits and finished syncs are reported here. */
   readonly metrics?: OpsMetrics;
+  /** How often the worker checks that Redis still holds its data (also on each reconnect); default 5000 ms. */
+  readonly redisCheckMs?: number;
 }
 
 export interface WorkerApp extends AsyncDisposable {
@@ -78,12 +83,15 @@ export async function createWorkerApp(config: Config, opts: WorkerAppOptions): P
   const concurrency = opts.concurrency ?? config.worker?.concurrency ?? 2;
 
   const redis: Redis = longLivedRedis(url, log, 'commands');
+  // Every key's gate, to hold them all for a window when Redis loses its data (see `recover` below).
+  const keyGates: { gate: RateGate; windowMs: number }[] = [];
   const app = await createApp({
     baseUrl: config.baseUrl,
     database: databasePath(config, env),
     log,
     gateFor: (hash, budget) => {
       const gate = createRedisRateGate({ redis, keyHash: hash, budget, prefix });
+      keyGates.push({ gate, windowMs: budget.windowMs });
       // Parkable: a sync that would wait long for this key's budget gives its worker slot back (see `parkingFor`).
       return parkableGate(opts.metrics ? instrumentGate(gate, opts.metrics) : gate);
     },
@@ -92,6 +100,10 @@ export async function createWorkerApp(config: Config, opts: WorkerAppOptions): P
   const clients = new Map([...tenants.values()].map((t) => [t.slug as string, app.clientFor(t)]));
   const queue = openSyncQueue(redis, prefix);
   queue.on('error', (err) => log.warn({ reason: err.message }, 'queue error'));
+  // Read only for its counts: what a loss of Redis' data took with it.
+  const writesQueue = openWritesQueue(redis, prefix);
+  writesQueue.on('error', () => {});
+  let lossWatch: RedisLossWatch | null = null;
 
   // Route discovery costs requests; each tenant's answer is reused for a while.
   const routeCache = new Map<string, { at: number; routes: Promise<ReadRoutes> }>();
@@ -202,9 +214,11 @@ export async function createWorkerApp(config: Config, opts: WorkerAppOptions): P
   const close = (): Promise<void> => {
     closing ??= (async () => {
       stopping.abort();
+      lossWatch?.stop();
       const steps: CloseStep[] = [
         async () => worker?.close(),
         () => queue.close(),
+        () => writesQueue.close(),
         () => app.close(),
         async () => {
           // QUIT would wait for a Redis that is down; only a ready connection says goodbye.
@@ -249,6 +263,24 @@ export async function createWorkerApp(config: Config, opts: WorkerAppOptions): P
           // that cannot reconcile still processes jobs rather than exiting.
           log.warn({ reason: (err as Error).message }, 'schedules not reconciled at start');
         }
+        // Redis emptied under us (FLUSHALL, a restart without persistence): schedules come back, the loss is told.
+        lossWatch = watchRedisLoss({
+          redis,
+          prefix,
+          queues: [queue, writesQueue],
+          ...(opts.redisCheckMs ? { intervalMs: opts.redisCheckMs } : {}),
+          log,
+          recover: async () => {
+            // The upstream still counts the requests of the current window, which Redis forgot: hold every key for
+            // one window (the gates do it themselves when they next ask; this covers a process that never asked).
+            await Promise.all(keyGates.map(({ gate, windowMs }) => gate.pause(windowMs + 250)));
+            const specs = schedulesFor(schedulesFrom.tenants);
+            const { failed } = await reconcileSchedules(queue, specs, log, retry);
+            return specs.map((s) => s.id).filter((id) => !failed.some((f) => f.id === id));
+          },
+        });
+        if (stopping.signal.aborted) lossWatch.stop();
+        else await lossWatch.check();
       })();
       startup.catch(() => {}); // awaited below, or abandoned when stopped first
       await Promise.race([startup, stopped]);
