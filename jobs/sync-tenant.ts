@@ -10,8 +10,6 @@ import {
   type TenantJobData,
   type TenantJobResult,
 } from '../src/queue/queues.js';
-import { parkedBy } from '../src/writes/gate-parking.js';
-import { parkJob } from './park-job.js';
 
 export interface TenantProcessorDeps {
   readonly queue: SyncQueue;
@@ -42,7 +40,7 @@ export function parseTenantJobData(raw: unknown): TenantJobData {
 /** The tenant processor: fans out one collection job per collection (joining any equal one already waiting). */
 export const syncTenantProcessor =
   (deps: TenantProcessorDeps) =>
-  async (job: Job, token?: string, signal?: AbortSignal): Promise<TenantJobResult> => {
+  async (job: Job, _token?: string, signal?: AbortSignal): Promise<TenantJobResult> => {
     const data = parseTenantJobData(job.data);
     let configured: readonly CollectionSlug[] | null;
     try {
@@ -50,8 +48,6 @@ export const syncTenantProcessor =
     } catch (err) {
       // Route discovery may already meet a refused key: that fails the job at once, like a collection job.
       if (isUnderstudyError(err) && err.code === 'US_AUTH') throw new UnrecoverableError(`key refused: ${err.message}`);
-      const parked = parkedBy(err);
-      if (parked) return await parkJob(job, token, parked, deps.log.child({ jobId: job.id, tenant: data.tenant }));
       throw err;
     }
     if (!configured) throw new UnrecoverableError(`tenant "${data.tenant}" is not in the config`);

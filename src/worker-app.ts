@@ -1,5 +1,6 @@
 import { type Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { parkJob } from '../jobs/park-job.js';
 import { type CollectionOutcome, syncCollectionProcessor } from '../jobs/sync-collection.js';
 import { syncTenantProcessor } from '../jobs/sync-tenant.js';
 import { createApp } from './app.js';
@@ -29,7 +30,7 @@ import { openWritesQueue } from './queue/write-queue.js';
 import { discoverRoutes, type ReadRoutes } from './sync/discover-routes.js';
 import { syncCollection } from './sync/sync-collection.js';
 import { prerequisitesOf, syncOrder } from './sync/sync-tenant.js';
-import { type Parking, parkableGate, withParking } from './writes/gate-parking.js';
+import { type Parking, parkableGate, parkedBy, withParking } from './writes/gate-parking.js';
 
 export interface WorkerAppOptions {
   readonly log: Logger;
@@ -287,10 +288,19 @@ export async function createWorkerApp(config: Config, opts: WorkerAppOptions): P
       if (signal.aborted) return;
       const w = new Worker(
         SYNC_QUEUE,
-        async (job: Job, token?: string, jobSignal?: AbortSignal) =>
-          withParking<unknown>(parkingFor(String((job.data as { tenant?: unknown } | undefined)?.tenant)), () =>
-            job.name === 'sync-tenant' ? tenantJob(job, token, jobSignal) : collectionJob(job, token, jobSignal),
-          ),
+        async (job: Job, token?: string, jobSignal?: AbortSignal) => {
+          const tenant = String((job.data as { tenant?: unknown } | undefined)?.tenant);
+          try {
+            return await withParking<unknown>(parkingFor(tenant), () =>
+              job.name === 'sync-tenant' ? tenantJob(job, token, jobSignal) : collectionJob(job, token, jobSignal),
+            );
+          } catch (err) {
+            // A fan-out's route discovery, or a collection job's look at its prerequisites, parked before its sync.
+            const parked = parkedBy(err);
+            if (parked) return await parkJob(job, token, parked, log.child({ jobId: job.id, tenant }));
+            throw err;
+          }
+        },
         {
           connection: redis,
           prefix,
