@@ -1,7 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { parseConfig } from '../../src/config/load-config.js';
 import { createLogger } from '../../src/log.js';
 import type { CollectionSlug } from '../../src/partners/collections.js';
+import { keyHash } from '../../src/partners/key-hash.js';
+import { createRedisRateGate } from '../../src/partners/redis-rate-gate.js';
 import { enqueueSync } from '../../src/queue/enqueue-sync.js';
 import { createWorkerApp } from '../../src/worker-app.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
@@ -59,6 +62,54 @@ describe('one slow key does not starve the others', () => {
       expect(
         h.sim.controls.requestLog().filter((e) => e.tenant === fast.slug && e.status === 200).length,
       ).toBeGreaterThan(2);
+    } finally {
+      stop.abort();
+      await running;
+      await app.close();
+    }
+  });
+  it("parks a tenant job whose route discovery waits for the key's budget", async () => {
+    const h = await workerHarness(server.url, { tenants: 2 });
+    const slow = h.tenant;
+    const fast = h.sim.tenants[1];
+    if (!fast) throw new Error('two tenants expected');
+    const budget = { reads: 1, writes: 1, windowMs: 600_000 };
+    const config = parseConfig({
+      ...h.config,
+      worker: { ...h.config.worker, concurrency: 1, parkAfterMs: 100, parkForMs: 300 },
+      tenants: [
+        { slug: slow.slug, apiKeyEnv: 'W_KEY', rateLimit: budget },
+        { slug: fast.slug, apiKeyEnv: 'W_KEY2' },
+      ],
+    });
+    // Another process has spent the slow key's budget already.
+    const redis = new Redis(server.url, { maxRetriesPerRequest: null });
+    onTestFinished(() => {
+      redis.disconnect();
+    });
+    await createRedisRateGate({ redis, keyHash: keyHash(slow.key), budget, prefix: h.prefix }).acquire('read', {
+      signal: new AbortController().signal,
+    });
+    const app = await createWorkerApp(config, {
+      log: createLogger({ level: 'silent' }),
+      env: { ...h.env, W_KEY2: fast.key },
+    });
+    const stop = new AbortController();
+    const running = app.run(stop.signal);
+    try {
+      const fanOut = await enqueueSync({ redisUrl: server.url, prefix: h.prefix, tenant: slow.slug, mode: 'full' });
+      const other = await enqueueSync({
+        redisUrl: server.url,
+        prefix: h.prefix,
+        tenant: fast.slug,
+        collections: ['series'],
+        mode: 'full',
+      });
+      await vi.waitFor(async () => expect(await h.state(other)).toBe('completed'), { timeout: 60_000, interval: 100 });
+      const job = await h.queue.getJob(fanOut);
+      expect(['delayed', 'waiting', 'active']).toContain(await job?.getState());
+      expect(job?.attemptsMade).toBe(0);
+      expect(h.sim.controls.requestLog().filter((e) => e.tenant === slow.slug)).toEqual([]);
     } finally {
       stop.abort();
       await running;
