@@ -8,7 +8,6 @@ import { collectionLockKey, tryCollectionLock } from '../src/queue/collection-lo
 import type { CollectionJobData, SyncMode } from '../src/queue/queues.js';
 import type { CollectionReport } from '../src/sync/sync-collection.js';
 import { parkedBy } from '../src/writes/gate-parking.js';
-import { parkJob } from './park-job.js';
 
 /** What one collection sync reports: the sync core's report, as the queue keeps it. */
 export type CollectionOutcome = Readonly<Omit<CollectionReport, 'errorCode'>>;
@@ -110,8 +109,8 @@ export const syncCollectionProcessor =
     } catch (err) {
       if (err instanceof DelayedError) throw err;
       if (deps.stopping.aborted) return await requeue(job, token, log);
-      const parked = parkedBy(err);
-      if (parked) return await parkJob(job, token, parked, log);
+      // Parked while waiting for the key's budget: not a failure; the worker delays the job (see park-job.ts).
+      if (parkedBy(err)) throw err;
       if (isUnderstudyError(err) && err.code === 'US_AUTH') {
         log.error({ code: err.code, reason: err.message }, 'key refused: job failed without retry');
         throw new UnrecoverableError(`key refused: ${err.message}`);

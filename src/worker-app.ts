@@ -271,6 +271,7 @@ export async function createWorkerApp(config: Config, opts: WorkerAppOptions): P
           queues: [queue, writesQueue],
           ...(opts.redisCheckMs ? { intervalMs: opts.redisCheckMs } : {}),
           log,
+          ...(opts.metrics ? { onLoss: () => opts.metrics?.redisDataLost() } : {}),
           recover: async () => {
             // The upstream still counts the requests of the current window, which Redis forgot: hold every key for
             // one window (the gates do it themselves when they next ask; this covers a process that never asked).
@@ -297,7 +298,10 @@ export async function createWorkerApp(config: Config, opts: WorkerAppOptions): P
           } catch (err) {
             // A fan-out's route discovery, or a collection job's look at its prerequisites, parked before its sync.
             const parked = parkedBy(err);
-            if (parked) return await parkJob(job, token, parked, log.child({ jobId: job.id, tenant }));
+            if (parked) {
+              opts.metrics?.syncParked({ tenant });
+              return await parkJob(job, token, parked, log.child({ jobId: job.id, tenant }));
+            }
             throw err;
           }
         },

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'v
 import { collectStatus, formatStatus } from '../../src/cli/status-command.js';
 import { parseConfig } from '../../src/config/load-config.js';
 import { createLogger } from '../../src/log.js';
+import { createOpsMetrics } from '../../src/ops/metrics.js';
 import { keyHash } from '../../src/partners/key-hash.js';
 import { enqueueSync } from '../../src/queue/enqueue-sync.js';
 import { createWorkerApp } from '../../src/worker-app.js';
@@ -48,7 +49,8 @@ describe.skipIf(shared)(
           },
         }),
       });
-      const app = await createWorkerApp(config, { log, env: h.env, redisCheckMs: 100 });
+      const metrics = createOpsMetrics({ processMetrics: false });
+      const app = await createWorkerApp(config, { log, env: h.env, redisCheckMs: 100, metrics });
       const stop = new AbortController();
       const running = app.run(stop.signal);
       onTestFinished(async () => {
@@ -98,6 +100,7 @@ describe.skipIf(shared)(
       expect((sync?.waiting ?? 0) + (sync?.active ?? 0)).toBeGreaterThan(0);
       expect(formatStatus(report)).toMatch(/Redis lost its data/);
       expect(lines.join('')).toMatch(/Redis lost its data/);
+      expect(await metrics.text()).toMatch(/understudy_redis_data_lost_total 1/);
 
       // The key is held for a whole window (for every process: the pause is the key's, in Redis), so nothing beyond
       // the budget reaches the upstream although the gate's window set is empty.

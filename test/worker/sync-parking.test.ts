@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { parseConfig } from '../../src/config/load-config.js';
 import { createLogger } from '../../src/log.js';
+import { createOpsMetrics } from '../../src/ops/metrics.js';
 import type { CollectionSlug } from '../../src/partners/collections.js';
 import { keyHash } from '../../src/partners/key-hash.js';
 import { createRedisRateGate } from '../../src/partners/redis-rate-gate.js';
@@ -33,9 +34,11 @@ describe('one slow key does not starve the others', () => {
         { slug: fast.slug, apiKeyEnv: 'W_KEY2' },
       ],
     });
+    const metrics = createOpsMetrics({ processMetrics: false });
     const app = await createWorkerApp(config, {
       log: createLogger({ level: 'silent' }),
       env: { ...h.env, W_KEY2: fast.key },
+      metrics,
     });
     const stop = new AbortController();
     const running = app.run(stop.signal);
@@ -57,6 +60,7 @@ describe('one slow key does not starve the others', () => {
         expect(['delayed', 'waiting', 'active']).toContain(await job?.getState());
         expect(job?.attemptsMade).toBe(0);
       }
+      expect(await metrics.text()).toMatch(new RegExp(`understudy_sync_parked_total\\{tenant="${slow.slug}"\\} [1-9]`));
       const slowReads = h.sim.controls.requestLog().filter((e) => e.tenant === slow.slug).length;
       expect(slowReads).toBeLessThanOrEqual(2);
       expect(
