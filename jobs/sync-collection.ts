@@ -7,6 +7,7 @@ import { COLLECTIONS, isCollectionSlug } from '../src/partners/collections.js';
 import { collectionLockKey, tryCollectionLock } from '../src/queue/collection-lock.js';
 import type { CollectionJobData, SyncMode } from '../src/queue/queues.js';
 import type { CollectionReport } from '../src/sync/sync-collection.js';
+import { parkedBy } from '../src/writes/gate-parking.js';
 
 /** What one collection sync reports: the sync core's report, as the queue keeps it. */
 export type CollectionOutcome = Readonly<Omit<CollectionReport, 'errorCode'>>;
@@ -108,6 +109,8 @@ export const syncCollectionProcessor =
     } catch (err) {
       if (err instanceof DelayedError) throw err;
       if (deps.stopping.aborted) return await requeue(job, token, log);
+      // Parked while waiting for the key's budget: not a failure; the worker delays the job (see park-job.ts).
+      if (parkedBy(err)) throw err;
       if (isUnderstudyError(err) && err.code === 'US_AUTH') {
         log.error({ code: err.code, reason: err.message }, 'key refused: job failed without retry');
         throw new UnrecoverableError(`key refused: ${err.message}`);

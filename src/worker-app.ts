@@ -1,5 +1,6 @@
 import { type Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { parkJob } from '../jobs/park-job.js';
 import { type CollectionOutcome, syncCollectionProcessor } from '../jobs/sync-collection.js';
 import { syncTenantProcessor } from '../jobs/sync-tenant.js';
 import { createApp } from './app.js';
@@ -11,6 +12,8 @@ import type { Logger } from './log.js';
 import { instrumentGate } from './ops/instrument-gate.js';
 import type { OpsMetrics } from './ops/metrics.js';
 import { COLLECTIONS, type CollectionSlug } from './partners/collections.js';
+import { keyHash } from './partners/key-hash.js';
+import type { RateGate } from './partners/rate-gate.js';
 import { createRedisRateGate } from './partners/redis-rate-gate.js';
 import {
   collectionSyncPending,
@@ -20,11 +23,14 @@ import {
   SYNC_QUEUE,
   type SyncQueue,
 } from './queue/queues.js';
+import { type RedisLossWatch, watchRedisLoss } from './queue/redis-loss.js';
 import { checkEvictionPolicy, longLivedRedis, redactRedisUrl, redisSettings } from './queue/redis-settings.js';
 import { reconcileSchedules, schedulesFor } from './queue/schedules.js';
+import { openWritesQueue } from './queue/write-queue.js';
 import { discoverRoutes, type ReadRoutes } from './sync/discover-routes.js';
 import { syncCollection } from './sync/sync-collection.js';
 import { prerequisitesOf, syncOrder } from './sync/sync-tenant.js';
+import { type Parking, parkableGate, parkedBy, withParking } from './writes/gate-parking.js';
 
 export interface WorkerAppOptions {
   readonly log: Logger;
@@ -35,6 +41,8 @@ export interface WorkerAppOptions {
   readonly graceMs?: number;
   /** Operations (issue 6): upstream requests, rate-gate waits and finished syncs are reported here. */
   readonly metrics?: OpsMetrics;
+  /** How often the worker checks that Redis still holds its data (also on each reconnect); default 5000 ms. */
+  readonly redisCheckMs?: number;
 }
 
 export interface WorkerApp extends AsyncDisposable {
@@ -53,6 +61,10 @@ export interface WorkerApp extends AsyncDisposable {
 }
 
 const ROUTES_TTL_MS = 10 * 60_000;
+/** A sync waiting longer than this for its key's budget gives its slot back (config `worker.parkAfterMs`). */
+export const DEFAULT_PARK_AFTER_MS = 2000;
+/** How long a parked sync stays delayed (config `worker.parkForMs`). */
+export const DEFAULT_PARK_FOR_MS = 5000;
 
 /**
  * The queue side's composition root: Redis connections, the Redis-backed rate gates (one per key hash),
@@ -72,20 +84,28 @@ export async function createWorkerApp(config: Config, opts: WorkerAppOptions): P
   const concurrency = opts.concurrency ?? config.worker?.concurrency ?? 2;
 
   const redis: Redis = longLivedRedis(url, log, 'commands');
+  // Every key's gate, to hold them all for a window when Redis loses its data (see `recover` below).
+  const keyGates: { gate: RateGate; windowMs: number }[] = [];
   const app = await createApp({
     baseUrl: config.baseUrl,
     database: databasePath(config, env),
     log,
     maxResponseBytes: config.maxResponseBytes,
-    gateFor: (keyHash, budget) => {
-      const gate = createRedisRateGate({ redis, keyHash, budget, prefix });
-      return opts.metrics ? instrumentGate(gate, opts.metrics) : gate;
+    gateFor: (hash, budget) => {
+      const gate = createRedisRateGate({ redis, keyHash: hash, budget, prefix });
+      keyGates.push({ gate, windowMs: budget.windowMs });
+      // Parkable: a sync that would wait long for this key's budget gives its worker slot back (see `parkingFor`).
+      return parkableGate(opts.metrics ? instrumentGate(gate, opts.metrics) : gate);
     },
     ...(opts.metrics ? { onRequest: opts.metrics.upstreamRequest } : {}),
   });
   const clients = new Map([...tenants.values()].map((t) => [t.slug as string, app.clientFor(t)]));
   const queue = openSyncQueue(redis, prefix);
   queue.on('error', (err) => log.warn({ reason: err.message }, 'queue error'));
+  // Read only for its counts: what a loss of Redis' data took with it.
+  const writesQueue = openWritesQueue(redis, prefix);
+  writesQueue.on('error', () => {});
+  let lossWatch: RedisLossWatch | null = null;
 
   // Route discovery costs requests; each tenant's answer is reused for a while.
   const routeCache = new Map<string, { at: number; routes: Promise<ReadRoutes> }>();
@@ -102,6 +122,32 @@ export async function createWorkerApp(config: Config, opts: WorkerAppOptions): P
 
   const stopping = new AbortController();
   const hardStop = new AbortController();
+
+  // One slow key must not starve the others: a sync job that has waited `parkAfterMs` for its key's read budget
+  // while jobs of tenants on other keys wait for a slot goes back to the queue (delayed, no attempt spent).
+  let headOfQueue: { at: number; tenants: Promise<string[]> } | null = null;
+  const keyOf = (tenant: string): string | null => {
+    const t = tenants.get(tenant);
+    return t ? keyHash(t.apiKey) : null;
+  };
+  const othersWaiting = async (tenant: string): Promise<boolean> => {
+    // The head of the queue is what a freed slot would take next; read it at most once a second.
+    if (!headOfQueue || Date.now() - headOfQueue.at > 1000) {
+      const at = Date.now();
+      const read = queue
+        .getWaiting(0, 49)
+        .then((jobs) => jobs.map((j) => String((j?.data as { tenant?: unknown } | undefined)?.tenant)));
+      headOfQueue = { at, tenants: read };
+    }
+    const mine = keyOf(tenant);
+    return (await headOfQueue.tenants).some((other) => other !== tenant && keyOf(other) !== mine);
+  };
+  const parkingFor = (tenant: string): Parking => ({
+    afterMs: config.worker?.parkAfterMs ?? DEFAULT_PARK_AFTER_MS,
+    retryInMs: config.worker?.parkForMs ?? DEFAULT_PARK_FOR_MS,
+    kinds: ['read'],
+    worthIt: () => othersWaiting(tenant),
+  });
 
   const runCollection = async (
     data: { tenant: string; collection: CollectionSlug; mode: 'full' | 'incremental' },
@@ -176,9 +222,11 @@ export async function createWorkerApp(config: Config, opts: WorkerAppOptions): P
   const close = (): Promise<void> => {
     closing ??= (async () => {
       stopping.abort();
+      lossWatch?.stop();
       const steps: CloseStep[] = [
         async () => worker?.close(),
         () => queue.close(),
+        () => writesQueue.close(),
         () => app.close(),
         async () => {
           // QUIT would wait for a Redis that is down; only a ready connection says goodbye.
@@ -223,14 +271,47 @@ export async function createWorkerApp(config: Config, opts: WorkerAppOptions): P
           // that cannot reconcile still processes jobs rather than exiting.
           log.warn({ reason: (err as Error).message }, 'schedules not reconciled at start');
         }
+        // Redis emptied under us (FLUSHALL, a restart without persistence): schedules come back, the loss is told.
+        lossWatch = watchRedisLoss({
+          redis,
+          prefix,
+          queues: [queue, writesQueue],
+          ...(opts.redisCheckMs ? { intervalMs: opts.redisCheckMs } : {}),
+          log,
+          ...(opts.metrics ? { onLoss: () => opts.metrics?.redisDataLost() } : {}),
+          recover: async () => {
+            // The upstream still counts the requests of the current window, which Redis forgot: hold every key for
+            // one window (the gates do it themselves when they next ask; this covers a process that never asked).
+            await Promise.all(keyGates.map(({ gate, windowMs }) => gate.pause(windowMs + 250)));
+            const specs = schedulesFor(schedulesFrom.tenants);
+            const { failed } = await reconcileSchedules(queue, specs, log, retry);
+            return specs.map((s) => s.id).filter((id) => !failed.some((f) => f.id === id));
+          },
+        });
+        if (stopping.signal.aborted) lossWatch.stop();
+        else await lossWatch.check();
       })();
       startup.catch(() => {}); // awaited below, or abandoned when stopped first
       await Promise.race([startup, stopped]);
       if (signal.aborted) return;
       const w = new Worker(
         SYNC_QUEUE,
-        async (job: Job, token?: string, jobSignal?: AbortSignal) =>
-          job.name === 'sync-tenant' ? tenantJob(job, token, jobSignal) : collectionJob(job, token, jobSignal),
+        async (job: Job, token?: string, jobSignal?: AbortSignal) => {
+          const tenant = String((job.data as { tenant?: unknown } | undefined)?.tenant);
+          try {
+            return await withParking<unknown>(parkingFor(tenant), () =>
+              job.name === 'sync-tenant' ? tenantJob(job, token, jobSignal) : collectionJob(job, token, jobSignal),
+            );
+          } catch (err) {
+            // A fan-out's route discovery, or a collection job's look at its prerequisites, parked before its sync.
+            const parked = parkedBy(err);
+            if (parked) {
+              opts.metrics?.syncParked({ tenant });
+              return await parkJob(job, token, parked, log.child({ jobId: job.id, tenant }));
+            }
+            throw err;
+          }
+        },
         {
           connection: redis,
           prefix,

@@ -4,6 +4,7 @@ import { databasePath } from '../config/database-path.js';
 import { loadConfigFile } from '../config/load-config.js';
 import { describeError } from '../errors.js';
 import { openSyncQueue, SYNC_QUEUE } from '../queue/queues.js';
+import { type RedisLossReport, readLossReport } from '../queue/redis-loss.js';
 import { redactRedisUrl, redisSettings, shortLivedRedis } from '../queue/redis-settings.js';
 import { nextRuns } from '../queue/schedules.js';
 import { openWritesQueue, WRITES_QUEUE } from '../queue/write-queue.js';
@@ -49,7 +50,13 @@ export interface StatusReport {
     readonly collections: CollectionStatus[];
   }[];
   readonly redis:
-    | { readonly ok: true; readonly url: string; readonly prefix: string }
+    | {
+        readonly ok: true;
+        readonly url: string;
+        readonly prefix: string;
+        /** The last time a worker found Redis emptied under it (kept a week), and what was lost then. */
+        readonly lost: RedisLossReport | null;
+      }
     | { readonly ok: false; readonly url: string; readonly error: string };
   readonly queues: ({ readonly name: string } & Record<(typeof COUNTS)[number], number>)[];
 }
@@ -94,7 +101,7 @@ export async function collectStatus(opts: {
         } as StatusReport['queues'][number]);
       }
       schedules = await nextRuns(queue);
-      redis = { ok: true, url: redactRedisUrl(url), prefix };
+      redis = { ok: true, url: redactRedisUrl(url), prefix, lost: await readLossReport(conn, prefix) };
     } finally {
       await queue.close().catch(() => {});
       await writes.close().catch(() => {});
@@ -139,6 +146,22 @@ const age = (s: number | null): string => {
   return `${Math.round(s / 86_400)}d ago`;
 };
 
+/** One paragraph on a loss of Redis' data: when, what was queued then, what was recreated. */
+export function describeLoss(l: RedisLossReport): string {
+  const jobs = l.queues
+    .map(
+      (q) =>
+        `${q.waiting + q.delayed + q.prioritized + q.paused} waiting/delayed and ${q.active} active ${q.name} jobs`,
+    )
+    .join(', ');
+  return (
+    `Redis lost its data (flushed, or restarted without persistence): noticed at ${l.detectedAt}` +
+    `${l.lastSeenAt ? `, whole at ${l.lastSeenAt}` : ''}. Lost: ${jobs || 'unknown'} (syncs run again on their ` +
+    `next schedule; writes that were queued keep their write_log rows and must be enqueued again). Schedules recreated: ` +
+    `${l.schedulesRecreated.join(', ') || 'none'}. Rate gates held each key for one window.`
+  );
+}
+
 export function formatStatus(r: StatusReport): string {
   const rows = r.tenants.flatMap((t) =>
     (t.collections.length > 0 ? t.collections : [null]).map((c) => ({
@@ -155,6 +178,7 @@ export function formatStatus(r: StatusReport): string {
   const out = [`mirror: ${r.database.path}${r.database.exists ? '' : ' (does not exist yet)'}`, formatTable(rows), ''];
   if (r.redis.ok) {
     out.push(`queues (${r.redis.url}, prefix ${r.redis.prefix}):`, formatTable(r.queues));
+    if (r.redis.lost) out.push('', describeLoss(r.redis.lost));
   } else {
     out.push(`Redis unreachable (${r.redis.url}): ${r.redis.error}; queue and schedule status unavailable`);
   }

@@ -3,6 +3,7 @@ import type { Config } from '../config/config-schema.js';
 import { databasePath } from '../config/database-path.js';
 import { loadConfigFile, parseConfig } from '../config/load-config.js';
 import { type ResolvedTenant, resolveTenants } from '../config/resolve-tenants.js';
+import { isCronExpression } from '../config/schedule-checks.js';
 import { describeError, UnderstudyError, UsageError } from '../errors.js';
 import { createLogger } from '../log.js';
 import { type CollectionSlug, isCollectionSlug } from '../partners/collections.js';
@@ -29,7 +30,8 @@ the base URL from --base-url or PARTNERS_BASE_URL, the database from --db, UNDER
   --local-budget      pace each key with this process's own rate gate even when Redis is configured (default:
                       with config redis or REDIS_URL, the key's budget is shared there with the workers)
   --enqueue           add a sync job to the worker queue (Redis) instead of syncing here; prints its id
-  --schedule CRON     keep running, syncing on each tick of CRON (no Redis; runs never overlap)
+  --schedule CRON     keep running, syncing on each tick of CRON (no Redis; runs never overlap); each tenant's
+                      ticks are read in its schedule.timezone (without a schedule: the process's zone)
 `;
 
 const FLAGS = {
@@ -237,16 +239,33 @@ export async function syncCommand(argv: string[]): Promise<number> {
   process.once('SIGTERM', onSignal);
   try {
     if (values.schedule) {
-      const { runOnSchedule } = await import('../sync/schedule-inline.js');
-      await runOnSchedule(
-        values.schedule,
-        async (signal) => {
-          const { reports, failure } = await runSync(inv, { json: false, signal });
-          process.stdout.write(`${summaryTable(reports)}\n`);
-          if (failure) process.stderr.write(`understudy sync: ${describeError(failure)}\n`);
-        },
-        stop.signal,
-        { onError: (err) => process.stderr.write(`understudy sync: ${describeError(err)}\n`) },
+      const { runOnSchedule, tenantsByTimezone } = await import('../sync/schedule-inline.js');
+      const expression = values.schedule;
+      if (!isCronExpression(expression)) throw new UsageError(`--schedule: not a cron expression: "${expression}"`);
+      // Each tenant's ticks are read in its own schedule.timezone: one cron task per zone. Runs never overlap, across
+      // zones too (one mirror, one budget per key): a zone whose tick comes during another's run waits for it.
+      let previous: Promise<void> = Promise.resolve();
+      const serialised = (run: () => Promise<void>): Promise<void> => {
+        const next = previous.then(run);
+        previous = next.catch(() => {});
+        return next;
+      };
+      const onError = (err: unknown) => process.stderr.write(`understudy sync: ${describeError(err)}\n`);
+      await Promise.all(
+        [...tenantsByTimezone(inv.config, inv.tenants)].map(([timezone, tenants]) =>
+          runOnSchedule(
+            expression,
+            (signal) =>
+              serialised(async () => {
+                if (signal.aborted) return;
+                const { reports, failure } = await runSync({ ...inv, tenants }, { json: false, signal });
+                process.stdout.write(`${summaryTable(reports)}\n`);
+                if (failure) onError(failure);
+              }),
+            stop.signal,
+            { onError, ...(timezone ? { timezone } : {}) },
+          ),
+        ),
       );
       return 0;
     }

@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { TENANT_SLUG } from '../ids.js';
 import { COLLECTIONS } from '../partners/collections.js';
 import { DEFAULT_MAX_BODY_BYTES } from '../writes/validate-write.js';
+import { isCronExpression, isTimeZone } from './schedule-checks.js';
 
 const RateLimit = v.strictObject({
   reads: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), 100),
@@ -13,9 +14,20 @@ const Schedule = v.strictObject({
   /** Incremental sync every N minutes; absent or 0 turns it off. */
   incrementalEveryMinutes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 15),
   /** Full sync with deletion reconciliation, as cron in `timezone`; null turns it off. */
-  fullCron: v.optional(v.nullable(v.string()), '0 3 * * *'),
+  fullCron: v.optional(
+    v.nullable(
+      v.pipe(
+        v.string(),
+        v.check(isCronExpression, 'not a cron expression (5 fields, or 6 with seconds first: "0 3 * * *")'),
+      ),
+    ),
+    '0 3 * * *',
+  ),
   /** IANA time zone the cron is read in. */
-  timezone: v.optional(v.string(), 'UTC'),
+  timezone: v.optional(
+    v.pipe(v.string(), v.check(isTimeZone, 'not an IANA time zone (e.g. "Europe/London", "UTC")')),
+    'UTC',
+  ),
 });
 
 export const TenantSchema = v.strictObject({
@@ -34,7 +46,12 @@ export const TenantSchema = v.strictObject({
 });
 
 export const ConfigSchema = v.strictObject({
-  baseUrl: v.pipe(v.string(), v.url()),
+  baseUrl: v.pipe(
+    v.string(),
+    v.url('not a URL'),
+    // Checked even when v.url() has failed (valibot runs the whole pipe), hence URL.canParse.
+    v.check((u) => URL.canParse(u) && /^https?:$/.test(new URL(u).protocol), 'must be an http: or https: URL'),
+  ),
   database: v.optional(v.pipe(v.string(), v.minLength(1))),
   redis: v.optional(
     v.strictObject({
@@ -50,6 +67,10 @@ export const ConfigSchema = v.strictObject({
       backoffMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
       lockDurationMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1000))),
       stalledIntervalMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(500))),
+      /** A sync waiting this long for its key's read budget gives its slot back, when other keys' syncs wait. */
+      parkAfterMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(10))),
+      /** How long a parked sync stays out of the queue before it asks for the budget again. */
+      parkForMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(10))),
     }),
   ),
   /** Sync tuning (issue 10); every field optional. */

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import * as v from 'valibot';
 import { ConfigError } from '../errors.js';
 import { type Config, ConfigSchema } from './config-schema.js';
+import { sharedKeyConflict } from './shared-key-budget.js';
 
 /** Validates a parsed config object; throws `ConfigError` naming every failing field path. */
 export function parseConfig(raw: unknown, source = 'config'): Config {
@@ -18,6 +19,9 @@ export function parseConfig(raw: unknown, source = 'config'): Config {
     if (slugs.has(t.slug)) throw new ConfigError(`${source}: tenants.${i}.slug: duplicate tenant "${t.slug}"`);
     slugs.add(t.slug);
   }
+  // Tenants naming one variable use one key, so one budget: the gate is per key, and two limits cannot both hold.
+  const conflict = sharedKeyConflict(parsed.output.tenants.map((t, i) => ({ ...t, index: i, keyId: t.apiKeyEnv })));
+  if (conflict) throw new ConfigError(`${source}: ${conflict}`);
   return parsed.output;
 }
 

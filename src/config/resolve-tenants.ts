@@ -1,8 +1,10 @@
 import { ConfigError } from '../errors.js';
 import { type TenantSlug, tenantSlug } from '../ids.js';
 import type { CollectionSlug } from '../partners/collections.js';
+import { keyHash } from '../partners/key-hash.js';
 import { DEFAULT_BUDGET, type RateBudget } from '../partners/rate-gate.js';
 import type { Config } from './config-schema.js';
+import { sharedKeyConflict } from './shared-key-budget.js';
 
 /** A configured tenant with its key read from the environment. The key stays in memory only. */
 export interface ResolvedTenant {
@@ -27,6 +29,13 @@ export function resolveTenants(config: Config, env: NodeJS.ProcessEnv, only: rea
       );
     }
   }
+  // Every tenant whose variable is set, chosen or not: a key shared with a tenant not synced now still has one budget.
+  const keyed = config.tenants.flatMap((t, index) => {
+    const key = env[t.apiKeyEnv];
+    return key ? [{ ...t, index, keyId: keyHash(key) }] : [];
+  });
+  const conflict = sharedKeyConflict(keyed, 'hold the same key');
+  if (conflict) throw new ConfigError(conflict);
   const chosen = only.length > 0 ? config.tenants.filter((t) => only.includes(t.slug)) : config.tenants;
   return chosen.map((t) => {
     const apiKey = env[t.apiKeyEnv];

@@ -79,6 +79,10 @@ export interface OpsMetrics {
   lastSuccess(tenant: string, collection: string, at: number): void;
   /** Counts one write's outcome. */
   writeFinished(e: WriteFinishedEvent): void;
+  /** Counts a sync job that gave its worker slot back while waiting for its key's budget (parked). */
+  syncParked(e: { readonly tenant: string }): void;
+  /** Counts a loss of Redis' data noticed by this worker (FLUSHALL, a restart without persistence). */
+  redisDataLost(): void;
   /**
    * A source of last successful sync times read at each scrape (e.g. the mirror's `sync_state`), so lag covers
    * syncs done by every worker and before this process started.
@@ -135,6 +139,17 @@ export function createOpsMetrics(opts: OpsMetricsOptions = {}): OpsMetrics {
     name: 'understudy_upstream_rate_limited_total',
     help: 'Partners API answers with status 429, by tenant and route template.',
     labelNames: ['tenant', 'route'] as const,
+    registers,
+  });
+  const parked = new Counter({
+    name: 'understudy_sync_parked_total',
+    help: "Sync jobs that gave their worker slot back while waiting for their key's budget, by tenant.",
+    labelNames: ['tenant'] as const,
+    registers,
+  });
+  const redisLost = new Counter({
+    name: 'understudy_redis_data_lost_total',
+    help: 'Times this worker found Redis emptied under it (schedules recreated, rate gates held for a window).',
     registers,
   });
   const gateWait = new Histogram({
@@ -297,6 +312,12 @@ export function createOpsMetrics(opts: OpsMetricsOptions = {}): OpsMetrics {
     writeFinished: safe((e: WriteFinishedEvent) => {
       writes.inc({ tenant: e.tenant, collection: e.collection, op: e.op, status: e.status });
       if (e.ms !== undefined) writeSeconds.observe({ op: e.op, status: e.status }, e.ms / 1000);
+    }),
+    syncParked: safe((e: { tenant: string }) => {
+      parked.inc({ tenant: e.tenant });
+    }),
+    redisDataLost: safe(() => {
+      redisLost.inc();
     }),
     watchQueues(list) {
       for (const q of list) if (!queues.includes(q)) queues.push(q);

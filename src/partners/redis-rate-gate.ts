@@ -5,14 +5,24 @@ import type { RateBudget, RateGate, RequestKind } from './rate-gate.js';
 
 /**
  * Admits one request or says how long to wait, atomically, on Redis' own clock (TIME), so processes on
- * different machines agree. KEYS: [window zset, pause key]. ARGV: [limit, window ms, member, lease ms].
- * Each member's score is the moment it was sent, or for one still in flight its grant plus the lease (settle
+ * different machines agree. KEYS: [window zset, pause key, epoch key]. ARGV: [limit, window ms, member, lease ms,
+ * seen]. Each member's score is the moment it was sent, or for one still in flight its grant plus the lease (settle
  * rewrites it); it counts until its score is a window old.
  * Returns 0 when admitted (the request is counted), else the milliseconds until a slot may free up.
+ *
+ * The epoch key (no expiry) says Redis still holds this key's history. A gate that has run the script before
+ * (`seen` 1) and finds it gone knows Redis was emptied (FLUSHALL, a restart without persistence): the requests of
+ * the current window are forgotten, so the key is paused for a whole window rather than admitting a fresh budget.
  */
 const ACQUIRE_LUA = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if redis.call('EXISTS', KEYS[3]) == 0 then
+  redis.call('SET', KEYS[3], tostring(now))
+  if ARGV[5] == '1' and redis.call('PTTL', KEYS[2]) < tonumber(ARGV[2]) then
+    redis.call('SET', KEYS[2], 'lost', 'PX', ARGV[2])
+  end
+end
 local paused = redis.call('PTTL', KEYS[2])
 if paused > 0 then return paused end
 local limit = tonumber(ARGV[1])
@@ -53,10 +63,12 @@ type GateRedis = Redis & {
   understudyGateAcquire(
     win: string,
     pause: string,
+    epoch: string,
     limit: number,
     windowMs: number,
     member: string,
     leaseMs: number,
+    seen: 0 | 1,
   ): Promise<number>;
   understudyGateSettle(win: string, member: string, windowMs: number, leaseMs: number): Promise<number>;
   understudyGatePause(pause: string, ms: number): Promise<number>;
@@ -66,7 +78,7 @@ const withCommands = (redis: Redis): GateRedis => {
   const r = redis as GateRedis;
   // defineCommand loads the script once per connection and calls it by EVALSHA from then on.
   if (typeof r.understudyGateSettle !== 'function') {
-    redis.defineCommand('understudyGateAcquire', { numberOfKeys: 2, lua: ACQUIRE_LUA });
+    redis.defineCommand('understudyGateAcquire', { numberOfKeys: 3, lua: ACQUIRE_LUA });
     redis.defineCommand('understudyGatePause', { numberOfKeys: 1, lua: PAUSE_LUA });
     redis.defineCommand('understudyGateSettle', { numberOfKeys: 1, lua: SETTLE_LUA });
   }
@@ -129,6 +141,9 @@ export function createRedisRateGate(opts: RedisRateGateOptions): RateGate {
   const inFlight: Record<RequestKind, string[]> = { read: [], write: [] };
   const base = `${prefix}:rate:${keyHash}`;
   const pauseKey = `${base}:pause`;
+  const epochKey = `${base}:epoch`;
+  // Whether this gate has run the script (so the epoch key existed after it): its absence then means data loss.
+  let seen: 0 | 1 = 0;
   const limits: Record<RequestKind, number> = { read: budget.reads, write: budget.writes };
   const member = randomUUID();
   let seq = 0;
@@ -140,8 +155,18 @@ export function createRedisRateGate(opts: RedisRateGateOptions): RateGate {
         if (signal.aborted) throw abortError(signal);
         const id = `${member}:${seq++}`;
         const ms = Number(
-          await redis.understudyGateAcquire(`${base}:${kind}`, pauseKey, limits[kind], windowMs, id, leaseMs),
+          await redis.understudyGateAcquire(
+            `${base}:${kind}`,
+            pauseKey,
+            epochKey,
+            limits[kind],
+            windowMs,
+            id,
+            leaseMs,
+            seen,
+          ),
         );
+        seen = 1;
         if (ms <= 0) {
           inFlight[kind].push(id);
           return waited;

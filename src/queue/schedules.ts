@@ -41,22 +41,37 @@ export function schedulesFor(tenants: readonly TenantConfig[]): ScheduleSpec[] {
   return out;
 }
 
+/** What a reconciliation did: the schedulers removed, and those that could not be created (with why). */
+export interface ReconcileResult {
+  readonly removed: string[];
+  readonly failed: { readonly id: string; readonly reason: string }[];
+}
+
 /**
  * Makes Redis' job schedulers match `specs`: upserts each (idempotent, so every worker may run this at start)
- * and removes the ones no longer asked for. Returns the ids removed.
+ * and removes the ones no longer asked for. A scheduler Redis or BullMQ refuses is logged and reported, and never
+ * stops the others from being created (one tenant's bad schedule does not drop the rest).
  */
 export async function reconcileSchedules(
   queue: SyncQueue,
   specs: readonly ScheduleSpec[],
   log: Logger,
   retry?: RetryPolicy,
-): Promise<string[]> {
+): Promise<ReconcileResult> {
+  const failed: ReconcileResult['failed'] = [];
   for (const spec of specs) {
-    await queue.upsertJobScheduler(spec.id, spec.repeat, {
-      name: 'sync-tenant',
-      data: spec.data,
-      opts: jobOptions(retry),
-    });
+    try {
+      await queue.upsertJobScheduler(spec.id, spec.repeat, {
+        name: 'sync-tenant',
+        data: spec.data,
+        opts: jobOptions(retry),
+      });
+    } catch (err) {
+      // BullMQ parses the pattern and zone before Redis sees them (commands wait out outages instead of failing).
+      const reason = (err as Error).message;
+      log.error({ schedule: spec.id, tenant: spec.data.tenant, reason }, 'schedule refused; the others carry on');
+      failed.push({ id: spec.id, reason });
+    }
   }
   const wanted = new Set(specs.map((s) => s.id));
   const removed: string[] = [];
@@ -68,8 +83,11 @@ export async function reconcileSchedules(
       removed.push(id);
     }
   }
-  log.info({ schedules: [...wanted], removed }, 'schedules reconciled');
-  return removed;
+  log.info(
+    { schedules: specs.filter((s) => !failed.some((f) => f.id === s.id)).map((s) => s.id), removed, failed },
+    'schedules reconciled',
+  );
+  return { removed, failed };
 }
 
 /** The next run of each tenant's schedulers, for `status`. */

@@ -37,7 +37,8 @@ export async function discoverRoutes(client: PartnersClient, opts: CallOptions):
     const fromDoc = routesFromOpenApi(await client.openapi(opts));
     if (fromDoc) return { ...fromDoc, source: 'openapi' };
   } catch (err) {
-    if (err instanceof UnderstudyError && err.code === 'US_AUTH') throw err;
+    // A refused key, a stop, or a wait for the budget given up (parked): probing would meet the same.
+    if (err instanceof UnderstudyError && (err.code === 'US_AUTH' || err.code === 'US_ABORTED')) throw err;
     if (opts.signal.aborted) throw err;
   }
   const list = new Set<CollectionSlug>();

@@ -1,4 +1,6 @@
 import cron from 'node-cron';
+import type { Config } from '../config/config-schema.js';
+import { isCronExpression } from '../config/schedule-checks.js';
 import { UsageError } from '../errors.js';
 
 export interface InlineScheduleOptions {
@@ -21,7 +23,7 @@ export async function runOnSchedule(
   signal: AbortSignal,
   opts: InlineScheduleOptions = {},
 ): Promise<void> {
-  if (!cron.validate(expression)) throw new UsageError(`--schedule: not a cron expression: "${expression}"`);
+  if (!isCronExpression(expression)) throw new UsageError(`--schedule: not a cron expression: "${expression}"`);
   if (signal.aborted) return;
   let running: Promise<void> | null = null;
   const task = cron.createTask(
@@ -47,4 +49,22 @@ export async function runOnSchedule(
     await task.destroy();
     await running;
   }
+}
+
+/**
+ * The chosen tenants (all when `only` is empty) grouped by the time zone their schedule is read in: the tenant's
+ * `schedule.timezone` (UTC when it has a `schedule` without one, as for the worker), else `undefined`, the
+ * process's own zone.
+ */
+export function tenantsByTimezone(
+  config: Pick<Config, 'tenants'>,
+  only: readonly string[] = [],
+): Map<string | undefined, string[]> {
+  const groups = new Map<string | undefined, string[]>();
+  for (const t of config.tenants) {
+    if (only.length > 0 && !only.includes(t.slug)) continue;
+    const zone = t.schedule?.timezone;
+    groups.set(zone, [...(groups.get(zone) ?? []), t.slug]);
+  }
+  return groups;
 }

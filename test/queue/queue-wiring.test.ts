@@ -252,7 +252,7 @@ describe('sync queue', () => {
     ]);
     expect(both.map((s) => s.id)).toEqual(['incremental.acme', 'full.acme', 'incremental.globex']);
     await reconcileSchedules(queue, both, log);
-    const removed = await reconcileSchedules(queue, both.slice(0, 2), log);
+    const { removed } = await reconcileSchedules(queue, both.slice(0, 2), log);
     expect(removed).toEqual(['incremental.globex']);
     const left = await queue.getJobSchedulers(0, -1);
     expect(left.map((s) => s.key).sort()).toEqual(['full.acme', 'incremental.acme']);

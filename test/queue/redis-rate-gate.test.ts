@@ -129,6 +129,35 @@ describe('redis rate gate', () => {
       }),
     ).toThrow(TypeError);
   });
+
+  it('holds the key for a whole window when Redis loses its data under it, instead of admitting a new budget', async () => {
+    const prefix = `t-${randomUUID()}`;
+    const budget = { reads: 3, writes: 1, windowMs: 600_000 };
+    const gate = createRedisRateGate({ redis: connect(), keyHash: 'lost1', budget, prefix, marginMs: 0 });
+    const stop = new AbortController();
+    onTestFinished(() => stop.abort());
+    for (let i = 0; i < 3; i++) await gate.acquire('read', { signal: stop.signal });
+    // A flush of everything (here: of this gate's keys, so other tests' data stays).
+    const probe = connect();
+    const keys = await probe.keys(`${prefix}:*`);
+    expect(keys.sort()).toEqual([`${prefix}:rate:lost1:epoch`, `${prefix}:rate:lost1:read`]);
+    await probe.del(...keys);
+    let admitted = 0;
+    const next = gate.acquire('read', { signal: stop.signal }).then(
+      () => admitted++,
+      () => undefined,
+    );
+    // Paused for the whole window: nothing more is admitted although the window set is empty.
+    await expect.poll(() => probe.pttl(`${prefix}:rate:lost1:pause`)).toBeGreaterThan(590_000);
+    expect(await probe.zcard(`${prefix}:rate:lost1:read`)).toBe(0);
+    stop.abort();
+    await next;
+    expect(admitted).toBe(0);
+    // A gate meeting the key for the first time (a fresh process) creates the epoch without pausing.
+    const fresh = createRedisRateGate({ redis: connect(), keyHash: 'fresh1', budget, prefix });
+    await fresh.acquire('read', { signal: new AbortController().signal });
+    expect(await probe.exists(`${prefix}:rate:fresh1:pause`)).toBe(0);
+  });
 });
 
 async function scriptCalls(redis: Redis): Promise<number> {

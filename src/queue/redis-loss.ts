@@ -1,0 +1,128 @@
+import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Logger } from '../log.js';
+
+const COUNTED = ['waiting', 'delayed', 'active', 'prioritized', 'paused'] as const;
+type Counted = (typeof COUNTED)[number];
+
+/** What Redis lost when it was emptied under a running worker, as the worker last saw it. */
+export interface RedisLossReport {
+  /** When the worker noticed (ISO). */
+  readonly detectedAt: string;
+  /** When the worker last found Redis whole (ISO); the data was lost after that. Null if it never checked. */
+  readonly lastSeenAt: string | null;
+  /** Jobs each queue held at `lastSeenAt`: they are gone (a job added after that point is gone too). */
+  readonly queues: ({ readonly name: string } & Record<Counted, number>)[];
+  /** The job schedulers recreated from the config. */
+  readonly schedulesRecreated: readonly string[];
+}
+
+/** The key whose absence means Redis was emptied (FLUSHALL, or a restart without persistence). */
+export const sentinelKey = (prefix: string): string => `${prefix}:worker:sentinel`;
+/** Where the last loss report is kept for `understudy status` (a week). */
+export const lossReportKey = (prefix: string): string => `${prefix}:worker:redis-lost`;
+const REPORT_TTL_S = 7 * 24 * 3600;
+
+export interface RedisLossWatchOptions {
+  readonly redis: Redis;
+  readonly prefix: string;
+  /** Queues whose counts are snapshotted at each check, to say what was lost. */
+  readonly queues: readonly Queue[];
+  /** How often to look (also on every reconnect); default 5000 ms. */
+  readonly intervalMs?: number;
+  /** Puts back what the worker can rebuild (its job schedulers); resolves to the scheduler ids recreated. */
+  readonly recover: () => Promise<readonly string[]>;
+  readonly log: Logger;
+  /** Called with each report, after it is logged and stored. */
+  readonly onLoss?: (report: RedisLossReport) => void;
+}
+
+export interface RedisLossWatch {
+  /** Looks now: resolves to the report when a loss was found (and recovered from), else null. */
+  check(): Promise<RedisLossReport | null>;
+  /** Stops looking. */
+  stop(): void;
+}
+
+/**
+ * Notices Redis emptied under a running worker: a sentinel key set at start, looked for every `intervalMs` and on
+ * each reconnect. When it is gone, the worker recreates what it can (schedules; the rate gates hold each key for a
+ * window on their own), logs one error line saying what was lost, and stores that report for `status`.
+ */
+export function watchRedisLoss(opts: RedisLossWatchOptions): RedisLossWatch {
+  const { redis, prefix, log } = opts;
+  const sentinel = sentinelKey(prefix);
+  let armed = false;
+  let lastSeen: { at: string; queues: RedisLossReport['queues'] } | null = null;
+  let running: Promise<RedisLossReport | null> | null = null;
+
+  const snapshot = async (): Promise<RedisLossReport['queues']> => {
+    const out: RedisLossReport['queues'] = [];
+    for (const q of opts.queues) {
+      const counts = await q.getJobCounts(...COUNTED);
+      out.push({
+        name: q.name,
+        ...(Object.fromEntries(COUNTED.map((c) => [c, counts[c] ?? 0])) as Record<Counted, number>),
+      });
+    }
+    return out;
+  };
+
+  const look = async (): Promise<RedisLossReport | null> => {
+    // NX: a second worker starting on the same Redis keeps the first one's sentinel.
+    const created = await redis.set(sentinel, new Date().toISOString(), 'NX');
+    if (created === null || !armed) {
+      armed = true;
+      lastSeen = { at: new Date().toISOString(), queues: await snapshot() };
+      return null;
+    }
+    const schedulesRecreated = await opts.recover();
+    const report: RedisLossReport = {
+      detectedAt: new Date().toISOString(),
+      lastSeenAt: lastSeen?.at ?? null,
+      queues: lastSeen?.queues ?? [],
+      schedulesRecreated: [...schedulesRecreated],
+    };
+    log.error(
+      report,
+      'Redis lost its data (flushed, or restarted without persistence): the queued jobs counted here are gone, ' +
+        'schedules recreated, rate gates hold each key for one window',
+    );
+    await redis.set(lossReportKey(prefix), JSON.stringify(report), 'EX', REPORT_TTL_S);
+    lastSeen = { at: report.detectedAt, queues: await snapshot() };
+    opts.onLoss?.(report);
+    return report;
+  };
+
+  const check = (): Promise<RedisLossReport | null> => {
+    running ??= look().finally(() => {
+      running = null;
+    });
+    return running;
+  };
+  const tick = () => {
+    check().catch((err: unknown) => log.warn({ reason: (err as Error).message }, 'Redis loss check failed'));
+  };
+  const timer = setInterval(tick, opts.intervalMs ?? 5000);
+  timer.unref();
+  // A reconnect is when a restart without persistence shows: look at once.
+  redis.on('ready', tick);
+  return {
+    check,
+    stop() {
+      clearInterval(timer);
+      redis.off('ready', tick);
+    },
+  };
+}
+
+/** The last loss report stored by a worker, if any (for `status`). */
+export async function readLossReport(redis: Redis, prefix: string): Promise<RedisLossReport | null> {
+  const raw = await redis.get(lossReportKey(prefix));
+  if (!raw) return null;
+  try {
+    return JSON.parse(raw) as RedisLossReport;
+  } catch {
+    return null;
+  }
+}
