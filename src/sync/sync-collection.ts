@@ -206,9 +206,10 @@ async function syncListed(run: Run, spec: VariantSpec, mode: SyncMode): Promise<
       await store.saveSyncState(key, state);
     }
     where = after ? afterWhere(after, keyField) : undefined;
-  } else if (resumable && state.cursor && comparePositions(resumable, state.cursor) <= 0) {
+  } else if (resumable && state.cursor && comparePositions(resumable, ceiling) <= 0) {
     // An interrupted incremental run: go on right after its last committed page, without the overlap re-read
-    // (that re-read would fetch every committed page of a burst of edits sharing one second again).
+    // (that re-read would fetch every committed page of a burst of edits sharing one second again). Not from a
+    // position past this run's start (a record dated in the future): edits made since would sort before it.
     after = resumable;
     where = afterWhere(after, keyField);
   } else {

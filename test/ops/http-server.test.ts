@@ -106,6 +106,8 @@ describe('ops HTTP server', () => {
       understudy_sync_duration_seconds: 'histogram',
       understudy_sync_last_success_timestamp_seconds: 'gauge',
       understudy_sync_lag_seconds: 'gauge',
+      understudy_sync_parked_total: 'counter',
+      understudy_redis_data_lost_total: 'counter',
       understudy_writes_total: 'counter',
       understudy_write_duration_seconds: 'histogram',
       understudy_queue_jobs: 'gauge',

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { JsonObject } from '../../src/ids.js';
+import type { JsonObject, JsonValue } from '../../src/ids.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { writeHarness } from './write-harness.js';
 
@@ -46,7 +46,9 @@ describe('write-through stores what a sync would store', () => {
     const h = await writeHarness({ redisUrl: redis.url, mirror: ['custom-attributes'] });
     const ca = h.upstream('custom-attributes')[0];
     await h.startWorker();
-    const jobId = await h.queue.update(h.slug, 'custom-attributes', idOf(ca), { label: 'Relabelled' });
+    const jobId = await h.queue.update(h.slug, 'custom-attributes', idOf(ca), {
+      EventsAttributes: (ca?.EventsAttributes ?? []) as JsonValue[],
+    });
     expect(await h.settled(jobId)).toBe('completed');
     expect(h.sim.controls.requestLog().find((e) => e.method === 'PUT')?.path).not.toContain('depth');
     expect(await h.fullSync('custom-attributes')).toMatchObject({ updated: 0, deleted: 0 });
