@@ -31,10 +31,18 @@ export interface KeyEntry {
   readonly rec: StoredRecord;
 }
 
+// Parsed updatedAt values: generated data repeat them (about a third as many distinct values as records).
+const instantCache = new Map<string, number>();
 const keyInstant = (v: JsonValue | undefined): number => {
-  if (typeof v !== 'string' || !ISO_RE.test(v)) return Number.POSITIVE_INFINITY;
-  const t = Date.parse(v);
-  return Number.isNaN(t) ? Number.POSITIVE_INFINITY : t;
+  if (typeof v !== 'string') return Number.POSITIVE_INFINITY;
+  let t = instantCache.get(v);
+  if (t === undefined) {
+    t = ISO_RE.test(v) ? Date.parse(v) : Number.NaN;
+    if (Number.isNaN(t)) t = Number.POSITIVE_INFINITY;
+    if (instantCache.size >= 500_000) instantCache.clear();
+    instantCache.set(v, t);
+  }
+  return t;
 };
 
 /** Orders two keys: instant, then id by code unit (as `sort=updatedAt,id` with nulls last, PostgreSQL's ASC). */
@@ -60,6 +68,9 @@ export const lowerBound = (entries: readonly KeyEntry[], k: { t: number; id: str
  */
 class KeysetIndex {
   entries: KeyEntry[] = [];
+  built = false;
+  /** Some record changed without `update`: re-check every record before the next use. */
+  stale = false;
   readonly at = new Map<string, KeyEntry>();
   constructor(
     private readonly c: CollectionSlug,
@@ -82,6 +93,18 @@ class KeysetIndex {
       }
     }
     this.entries = entries.sort(compareKeys);
+    this.built = true;
+    this.stale = false;
+  }
+
+  /** The entries, built or re-checked first when needed. */
+  current(byId: ReadonlyMap<string, StoredRecord>): readonly KeyEntry[] {
+    if (!this.built) this.build(byId.values());
+    else if (this.stale) {
+      this.verify(byId);
+      this.stale = false;
+    }
+    return this.entries;
   }
 
   drop(id: string): void {
@@ -122,16 +145,12 @@ export class CollectionData {
   private readonly reverse = new Map<string, Map<string, string[]>>();
   private readonly filteredCache = new Map<string, StoredRecord[]>();
   private readonly keysets: Record<'p' | 'd', KeysetIndex>;
-  /** Some record changed in place without `touched`: the keyset indexes re-check every record before use. */
-  private stale = false;
 
   constructor(readonly slug: CollectionSlug) {
     for (const j of JOINS[slug]) this.fields.add(j.field);
     for (const f of STATIC_JOINS[slug] ?? []) this.fields.add(f);
     this.keysets = { p: new KeysetIndex(slug, false), d: new KeysetIndex(slug, true) };
   }
-
-  private built = false;
 
   private dropCaches(): void {
     this.sorted.clear();
@@ -142,31 +161,18 @@ export class CollectionData {
   /** Call after changes to unnamed records: drops the cached orders; the keyset indexes are re-checked on next use. */
   changed(): void {
     this.dropCaches();
-    if (this.built) this.stale = true;
+    for (const k of Object.values(this.keysets)) if (k.built) k.stale = true;
   }
 
   /** Call after one record was created or changed (its `main` or `draft` replaced): O(log n) index upkeep. */
   touched(rec: StoredRecord): void {
     this.dropCaches();
-    if (this.built && !this.stale) {
-      this.keysets.p.update(rec);
-      this.keysets.d.update(rec);
-    }
+    for (const k of Object.values(this.keysets)) if (k.built && !k.stale) k.update(rec);
   }
 
   /** Records visible to a published (`draft` false) or draft read in `(updatedAt, id)` order, nulls last. */
   keyset(draft: boolean): readonly KeyEntry[] {
-    if (!this.built) {
-      this.keysets.p.build(this.byId.values());
-      this.keysets.d.build(this.byId.values());
-      this.built = true;
-      this.stale = false;
-    } else if (this.stale) {
-      this.keysets.p.verify(this.byId);
-      this.keysets.d.verify(this.byId);
-      this.stale = false;
-    }
-    return this.keysets[draft ? 'd' : 'p'].entries;
+    return this.keysets[draft ? 'd' : 'p'].current(this.byId);
   }
 
   /**
@@ -201,10 +207,7 @@ export class CollectionData {
     if (rec) {
       this.byId.delete(id);
       this.dropCaches();
-      if (this.built) {
-        this.keysets.p.drop(id);
-        this.keysets.d.drop(id);
-      }
+      for (const k of Object.values(this.keysets)) if (k.built) k.drop(id);
     }
     return rec;
   }
