@@ -7,7 +7,15 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
-const BENCHES = ['sim-list', 'ingest', 'sync-requests', 'sync-memory', 'shared-budget', 'write-drain'] as const;
+const BENCHES = [
+  'sim-list',
+  'sim-sync',
+  'ingest',
+  'sync-requests',
+  'sync-memory',
+  'shared-budget',
+  'write-drain',
+] as const;
 const only = process.argv.slice(2);
 
 const out = fileURLToPath(new URL('../../docs/benchmarks.md', import.meta.url));
