@@ -483,13 +483,13 @@ export function runMutation(s: SimState, spec: MutateSpec): MutateResult {
   return mutate(t, spec, s.mutatePrng, s.now(), () => ++s.mutationRev);
 }
 
-/** Published records of a collection as a depth-0 read returns them, in id order. */
-export function docsOf(s: SimState, tenant: string, c: CollectionSlug): readonly JsonObject[] {
+/** Records of a collection as a depth-0 read (published, or draft) returns them, in id order. */
+export function docsOf(s: SimState, tenant: string, c: CollectionSlug, draft = false): readonly JsonObject[] {
   const t = s.tenants.find((x) => x.slug === tenant);
   if (!t) throw new TypeError(`unknown tenant "${tenant}"`);
-  const p = parseParams('depth=0', { maxLimit: s.maxLimit });
+  const p = parseParams(draft ? 'depth=0&draft=true' : 'depth=0', { maxLimit: s.maxLimit });
   const ctx = shapeCtx(s, t, p);
   return t.collections[c]
-    .ordered('id', false, { locale: 'en', fallback: 'en' })
-    .map((r) => shapeDoc(c, r.main, ctx, 0));
+    .ordered('id', draft, { locale: 'en', fallback: 'en' })
+    .map((r) => shapeDoc(c, viewOf(r, draft), ctx, 0));
 }

@@ -1,7 +1,7 @@
 import { describeError, UnderstudyError, UpstreamError } from '../errors.js';
 import { isJsonObject, type JsonObject, type JsonValue, recordId } from '../ids.js';
 import type { Logger } from '../log.js';
-import { type CollectionSlug, NATURAL_KEY } from '../partners/collections.js';
+import { type CollectionSlug, NATURAL_KEY, VERSIONED } from '../partners/collections.js';
 import type { BulkResult, CallOptions, PartnersClient, UpstreamDoc } from '../partners/partners-client.js';
 import { docKey } from '../store/extract-row.js';
 import { PUBLISHED, type Store, type SyncKey } from '../store/store.js';
@@ -204,7 +204,9 @@ export async function findCreated(deps: WriteDeps, data: CreateJob, call: CallOp
         where: { [field]: { equals: value } },
         limit: 1,
         depth: 0,
-        ...(data.draft ? { draft: true } : {}),
+        // A create without `_status` makes a draft in a drafts-enabled collection (Payload's default), which
+        // published reads do not see: look with draft=true there (it finds published records too).
+        ...(data.draft || VERSIONED.has(data.collection) ? { draft: true } : {}),
       },
       call,
     );
