@@ -98,7 +98,14 @@ describe('list envelope', () => {
 
   it('reports no matches as totalDocs 0, totalPages 0, pagingCounter 0', async () => {
     const r = await api.get(`series?${w({ 'where[slug][equals]': 'nope' })}`);
-    expect(r.json).toMatchObject({ docs: [], totalDocs: 0, totalPages: 0, page: 1, pagingCounter: 0, hasNextPage: false });
+    expect(r.json).toMatchObject({
+      docs: [],
+      totalDocs: 0,
+      totalPages: 0,
+      page: 1,
+      pagingCounter: 0,
+      hasNextPage: false,
+    });
   });
 
   it('refuses bad numbers with 400', async () => {
