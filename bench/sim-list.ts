@@ -1,3 +1,4 @@
+import { cpus, loadavg } from 'node:os';
 import { COLLECTIONS } from '../src/partners/collections.js';
 import { startSimulator } from '../src/sim/start-simulator.js';
 
@@ -108,6 +109,8 @@ export default async function bench(): Promise<string> {
     'process; 50 warm-up requests, then 500 timed. Milliseconds, including client-side body read. Keyset requests',
     '(`sort=updatedAt,id` with no `where`, `updatedAt >=`, or the sync\'s "after" filter) are answered from a sorted',
     "index: a binary search and a slice, O(log n + limit); the issue's target is a median under 5 ms at 100,000.",
+    '',
+    `1-minute load average at the end: ${loadavg()[0]?.toFixed(1)} on ${cpus().length} cores (other work on the machine inflates every figure).`,
     '',
     '| request | n | median ms | p95 ms |',
     '|---|---|---|---|',

@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startSimulator } from '../src/sim/start-simulator.js';
@@ -68,6 +68,8 @@ export default async function bench(): Promise<string> {
       `\`understudy sync --full --collection event-instances\` (its own process) against an in-process simulator`,
       `(limits off, \`maxLimit\` 1000) holding ${n.toLocaleString('en')} event instances (generated on first`,
       `request in ${(generated / 1000).toFixed(1)} s, before timing).`,
+      '',
+      `1-minute load average at the end: ${loadavg()[0]?.toFixed(1)} on ${cpus().length} cores (other work on the machine inflates every figure).`,
       '',
       '| records | requests | wall s | records/s | simulator CPU s (whole process) | target |',
       '|---:|---:|---:|---:|---:|---|',
