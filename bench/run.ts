@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 
 const BENCHES = [
   'sim-list',
+  'sim-sync',
   'ingest',
   'sync-requests',
   'sync-memory',

@@ -16,7 +16,7 @@ options:
   --read-limit N      reads per window per key (default 100; 0 = unlimited)
   --write-limit N     writes per window per key (default 20; 0 = unlimited)
   --window-ms N       rate-limit window in ms (default 60000)
-  --max-limit N       largest page size; larger limits clamp (default 100)
+  --max-limit N       largest page size; larger limits clamp (default 100; 0: no clamp)
   --key TENANT=KEY    use KEY for TENANT (repeatable)
 `;
 
@@ -64,7 +64,7 @@ export async function simCommand(argv: string[]): Promise<number> {
     readLimit: intFlag('read-limit', values['read-limit'], 0),
     writeLimit: intFlag('write-limit', values['write-limit'], 0),
     windowMs: intFlag('window-ms', values['window-ms'], 1),
-    maxLimit: intFlag('max-limit', values['max-limit'], 1),
+    maxLimit: intFlag('max-limit', values['max-limit'], 0),
   };
   if (opts.port !== undefined && opts.port > 65535) throw new UsageError('--port must be at most 65535');
   const defined = Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined));

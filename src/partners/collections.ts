@@ -76,11 +76,14 @@ export const THEME_SCHEMA_COLLECTIONS: readonly CollectionSlug[] = ['events'];
 
 export type RouteSet = 'documented' | 'full';
 
-/** The routes served for one collection under a route set: `full` adds list and get-by-id everywhere. */
+/**
+ * The by-id and collection routes served for one collection under a route set: `full` is Payload's REST surface
+ * (list, get, create, PATCH and DELETE by id) plus the spec's PUT routes.
+ */
 export const routesFor = (c: CollectionSlug, set: RouteSet): readonly RouteOp[] => {
   const documented = DOCUMENTED_ROUTES[c];
   if (set === 'documented') return documented;
-  const extra: RouteOp[] = ['list', 'get'];
+  const extra: RouteOp[] = ['list', 'get', 'create', 'patch', 'delete'];
   return [...extra, ...documented.filter((op) => !extra.includes(op))];
 };
 

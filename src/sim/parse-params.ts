@@ -15,7 +15,7 @@ export interface SimParams {
   readonly populate: JsonObject | undefined;
   /** `false` switches joins off; an object carries per-join `limit`. */
   readonly joins: JsonObject | false | undefined;
-  /** Page size after clamping; 0 means "all" (as `limit=0` in Payload). */
+  /** Page size after clamping; 0 means "all" (as `limit=0`, or `pagination=false` without `limit`, in Payload). */
   readonly limit: number;
   readonly page: number;
   readonly sort: string | undefined;
@@ -56,8 +56,11 @@ export function parseParams(search: string, opts: { maxLimit: number }): SimPara
   const locale = localeRaw === 'all' || (LOCALES as readonly string[]).includes(localeRaw) ? localeRaw : DEFAULT_LOCALE;
   const fb = typeof raw.fallbackLocale === 'string' ? raw.fallbackLocale : DEFAULT_LOCALE;
   const fallbackLocale = fb === 'none' || fb === 'false' || fb === 'null' || fb === '' ? null : fb;
-  let limit = int('limit', raw.limit, 0) ?? 10;
-  if (limit > opts.maxLimit) limit = opts.maxLimit;
+  const pagination = bool(raw.pagination) ?? true;
+  // `pagination=false` without a limit means every record; with one, Payload still applies it (and `page`).
+  let limit = int('limit', raw.limit, 0) ?? (pagination ? 10 : 0);
+  // The clamp is the simulator's (Payload has no maximum): `maxLimit` 0 switches it off.
+  if (opts.maxLimit > 0 && limit > opts.maxLimit) limit = opts.maxLimit;
   const page = int('page', raw.page, 1) ?? 1;
   const sort = typeof raw.sort === 'string' ? raw.sort : Array.isArray(raw.sort) ? raw.sort.join(',') : undefined;
   const joinsRaw = raw.joins;
@@ -74,6 +77,6 @@ export function parseParams(search: string, opts: { maxLimit: number }): SimPara
     page,
     sort: sort === '' ? undefined : sort,
     where: obj('where', raw.where),
-    pagination: bool(raw.pagination) ?? true,
+    pagination,
   };
 }

@@ -3,7 +3,7 @@ import { COLLECTIONS, type CollectionSlug, VERSIONED } from '../partners/collect
 import { IdMaker, Prng } from './prng.js';
 import { countFor, GENERATION_ORDER, GENERATORS, type GenContext, iso, makeKey, tenantNames } from './sim-content.js';
 import { type LocaleCtx, parseSort, sortDocs } from './sim-query.js';
-import { JOINS, STATIC_JOINS } from './sim-schema.js';
+import { ISO_RE, JOINS, STATIC_JOINS } from './sim-schema.js';
 
 /**
  * A record: `main` is what published reads return (its `_status` is 'draft' only if it was never published);
@@ -17,6 +17,123 @@ export interface StoredRecord {
 
 export const viewOf = (rec: StoredRecord, draft: boolean): JsonObject => (draft ? (rec.draft ?? rec.main) : rec.main);
 
+/** A record that was never published: invisible to published reads of a drafts-enabled collection (Payload). */
+export const draftOnly = (rec: StoredRecord): boolean => rec.main._status === 'draft';
+
+/** The version a read sees, or undefined when the record is invisible to it (never published, published read). */
+export const visibleView = (c: CollectionSlug, rec: StoredRecord, draft: boolean): JsonObject | undefined =>
+  draft ? (rec.draft ?? rec.main) : VERSIONED.has(c) && draftOnly(rec) ? undefined : rec.main;
+
+/** A record's place in `(updatedAt, id)` order: `t` is the instant, Infinity when null or not a date (sorts last). */
+export interface KeyEntry {
+  readonly t: number;
+  readonly id: string;
+  readonly rec: StoredRecord;
+}
+
+// Parsed updatedAt values: generated data repeat them (about a third as many distinct values as records).
+const instantCache = new Map<string, number>();
+const keyInstant = (v: JsonValue | undefined): number => {
+  if (typeof v !== 'string') return Number.POSITIVE_INFINITY;
+  let t = instantCache.get(v);
+  if (t === undefined) {
+    t = ISO_RE.test(v) ? Date.parse(v) : Number.NaN;
+    if (Number.isNaN(t)) t = Number.POSITIVE_INFINITY;
+    if (instantCache.size >= 500_000) instantCache.clear();
+    instantCache.set(v, t);
+  }
+  return t;
+};
+
+/** Orders two keys: instant, then id by code unit (as `sort=updatedAt,id` with nulls last, PostgreSQL's ASC). */
+export const compareKeys = (a: { t: number; id: string }, b: { t: number; id: string }): number =>
+  a.t !== b.t ? (a.t < b.t ? -1 : 1) : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+
+/** First position in `entries` whose key is not below `k` (or, with `after`, is above it). */
+export const lowerBound = (entries: readonly KeyEntry[], k: { t: number; id: string }, after = false): number => {
+  let lo = 0;
+  let hi = entries.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    const c = compareKeys(entries[mid] as KeyEntry, k);
+    if (c < 0 || (after && c === 0)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+};
+
+/**
+ * The `(updatedAt, id)` order of one view (published or draft) of a collection, kept sorted as records change:
+ * a keyset page is a binary search plus a slice, whatever the size of the collection.
+ */
+class KeysetIndex {
+  entries: KeyEntry[] = [];
+  built = false;
+  /** Some record changed without `update`: re-check every record before the next use. */
+  stale = false;
+  readonly at = new Map<string, KeyEntry>();
+  constructor(
+    private readonly c: CollectionSlug,
+    private readonly draft: boolean,
+  ) {}
+
+  private keyOf(rec: StoredRecord): KeyEntry | undefined {
+    const v = visibleView(this.c, rec, this.draft);
+    return v ? { t: keyInstant(v.updatedAt), id: rec.id, rec } : undefined;
+  }
+
+  build(records: Iterable<StoredRecord>): void {
+    this.at.clear();
+    const entries: KeyEntry[] = [];
+    for (const rec of records) {
+      const e = this.keyOf(rec);
+      if (e) {
+        entries.push(e);
+        this.at.set(e.id, e);
+      }
+    }
+    this.entries = entries.sort(compareKeys);
+    this.built = true;
+    this.stale = false;
+  }
+
+  /** The entries, built or re-checked first when needed. */
+  current(byId: ReadonlyMap<string, StoredRecord>): readonly KeyEntry[] {
+    if (!this.built) this.build(byId.values());
+    else if (this.stale) {
+      this.verify(byId);
+      this.stale = false;
+    }
+    return this.entries;
+  }
+
+  drop(id: string): void {
+    const e = this.at.get(id);
+    if (!e) return;
+    this.at.delete(id);
+    const i = lowerBound(this.entries, e);
+    if (this.entries[i] === e) this.entries.splice(i, 1);
+    else this.entries = this.entries.filter((x) => x !== e);
+  }
+
+  /** Re-places one record (after it was created, changed or replaced). */
+  update(rec: StoredRecord): void {
+    const old = this.at.get(rec.id);
+    const e = this.keyOf(rec);
+    if (old && e && old.rec === rec && old.t === e.t) return;
+    this.drop(rec.id);
+    if (!e) return;
+    this.entries.splice(lowerBound(this.entries, e), 0, e);
+    this.at.set(e.id, e);
+  }
+
+  /** Brings the index up to date after changes it was not told about: O(n) comparisons, re-placing what moved. */
+  verify(byId: ReadonlyMap<string, StoredRecord>): void {
+    for (const [id, e] of this.at) if (byId.get(id) !== e.rec) this.drop(id);
+    for (const rec of byId.values()) this.update(rec);
+  }
+}
+
 /** One collection of one tenant, with lazily built sorted orders and reverse-relationship indexes. */
 export class CollectionData {
   readonly byId = new Map<string, StoredRecord>();
@@ -27,17 +144,35 @@ export class CollectionData {
   private readonly sorted = new Map<string, StoredRecord[]>();
   private readonly reverse = new Map<string, Map<string, string[]>>();
   private readonly filteredCache = new Map<string, StoredRecord[]>();
+  private readonly keysets: Record<'p' | 'd', KeysetIndex>;
 
   constructor(readonly slug: CollectionSlug) {
     for (const j of JOINS[slug]) this.fields.add(j.field);
     for (const f of STATIC_JOINS[slug] ?? []) this.fields.add(f);
+    this.keysets = { p: new KeysetIndex(slug, false), d: new KeysetIndex(slug, true) };
   }
 
-  /** Call after any change: drops the cached orders and indexes. */
-  changed(): void {
+  private dropCaches(): void {
     this.sorted.clear();
     this.reverse.clear();
     this.filteredCache.clear();
+  }
+
+  /** Call after changes to unnamed records: drops the cached orders; the keyset indexes are re-checked on next use. */
+  changed(): void {
+    this.dropCaches();
+    for (const k of Object.values(this.keysets)) if (k.built) k.stale = true;
+  }
+
+  /** Call after one record was created or changed (its `main` or `draft` replaced): O(log n) index upkeep. */
+  touched(rec: StoredRecord): void {
+    this.dropCaches();
+    for (const k of Object.values(this.keysets)) if (k.built && !k.stale) k.update(rec);
+  }
+
+  /** Records visible to a published (`draft` false) or draft read in `(updatedAt, id)` order, nulls last. */
+  keyset(draft: boolean): readonly KeyEntry[] {
+    return this.keysets[draft ? 'd' : 'p'].current(this.byId);
   }
 
   /**
@@ -64,14 +199,15 @@ export class CollectionData {
   put(rec: StoredRecord, learnFields = true): void {
     this.byId.set(rec.id, rec);
     if (learnFields) for (const k of Object.keys(rec.main)) this.fields.add(k);
-    this.changed();
+    this.touched(rec);
   }
 
   remove(id: string): StoredRecord | undefined {
     const rec = this.byId.get(id);
     if (rec) {
       this.byId.delete(id);
-      this.changed();
+      this.dropCaches();
+      for (const k of Object.values(this.keysets)) if (k.built) k.drop(id);
     }
     return rec;
   }
@@ -82,7 +218,9 @@ export class CollectionData {
     let hit = this.sorted.get(key);
     if (!hit) {
       const keys = parseSort(sort, this.fields);
-      hit = sortDocs([...this.byId.values()], (r) => viewOf(r, draft), keys, lc);
+      const visible: StoredRecord[] = [];
+      for (const r of this.byId.values()) if (visibleView(this.slug, r, draft)) visible.push(r);
+      hit = sortDocs(visible, (r) => viewOf(r, draft), keys, lc);
       this.sorted.set(key, hit);
     }
     return hit;
@@ -265,8 +403,12 @@ function generateCollection(t: TenantData, c: CollectionSlug, count: number, epo
   };
   const data = t.collections[c];
   const versioned = VERSIONED.has(c);
+  let drafts = 0;
   for (let i = 0; i < count; i++) {
     const main = GENERATORS[c](ctx, data.nextIndex++);
+    // Every drafts-enabled collection has never-published records at every seed: the last one, if chance gave none.
+    if (versioned && i === count - 1 && drafts === 0) main._status = 'draft';
+    if (main._status === 'draft') drafts++;
     let draft: JsonObject | null = null;
     if (versioned && main._status === 'published' && prng.chance(0.2)) draft = makeDraft(main, prng);
     // Generated records of a collection share one set of fields: learn them from the first.

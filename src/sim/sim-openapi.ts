@@ -135,6 +135,34 @@ export function buildOpenApi(routeSet: RouteSet, samples: Partial<Record<Collect
           break;
       }
     }
+    if (routeSet === 'full') {
+      // Payload's bulk update and delete: every record matching `where`, each on its own.
+      const many = (verb: 'update' | 'delete'): JsonObject => ({
+        operationId: `${verb}-many-${c}`,
+        tags: [c],
+        summary: `${verb === 'update' ? 'Update' : 'Delete'} every ${c} record matching where`,
+        parameters: [...scope, pref('where'), pref('draft'), pref('depth')],
+        ...(verb === 'update'
+          ? { requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } } }
+          : {}),
+        responses: {
+          '200': json(
+            {
+              type: 'object',
+              properties: {
+                docs: { type: 'array', items: ref(name) },
+                errors: { type: 'array', items: { type: 'object' } },
+                message: { type: 'string' },
+              },
+            },
+            'The changed records, per-record errors and a summary',
+          ),
+          ...ERRORS,
+        },
+      });
+      add(`${base}/${c}`, 'patch', many('update'));
+      add(`${base}/${c}`, 'delete', many('delete'));
+    }
   }
   for (const b of BULK_ROUTES) {
     add(`${base}/${b.collection}/${b.kind}`, 'patch', {

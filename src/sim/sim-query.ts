@@ -1,32 +1,56 @@
 import { isJsonObject, type JsonObject, type JsonValue } from '../ids.js';
 import { ISO_RE, LOCALIZED } from './sim-schema.js';
 
-/** An error answered as `{"errors":[{"message", "data"?}]}` with an HTTP status (Payload's error body). */
+/**
+ * An error answered as Payload's route handler answers an APIError: `{"errors":[{"name", "data", "message"}]}` when
+ * it carries data, `{"errors":[{"message"}]}` otherwise.
+ */
 export class SimHttpError extends Error {
   constructor(
     readonly status: number,
     message: string,
-    readonly data?: JsonObject,
+    readonly data?: JsonValue,
     readonly headers?: Record<string, string>,
+    readonly errorName = 'APIError',
   ) {
     super(message);
   }
   body(): JsonObject {
-    return { errors: [this.data ? { message: this.message, data: this.data } : { message: this.message }] };
+    return {
+      errors: [
+        this.data !== undefined
+          ? { name: this.errorName, data: this.data, message: this.message }
+          : { message: this.message },
+      ],
+    };
   }
 }
 
-/** Payload's ValidationError: 400 naming each failing field path. */
-export const validationError = (collection: string, errors: { path: string; message: string }[]): SimHttpError =>
-  new SimHttpError(
-    400,
-    `The following field${errors.length > 1 ? 's are' : ' is'} invalid: ${errors.map((e) => e.path).join(', ')}`,
-    { collection, errors },
-  );
+/** A field's label as Payload derives it from the field name when none is configured (`startDate` → `Start Date`). */
+export const labelOf = (path: string): string => {
+  const last = path.split('.').pop() ?? path;
+  const words = last
+    .replace(/_/g, ' ')
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .trim();
+  return words.charAt(0).toUpperCase() + words.slice(1);
+};
 
-/** Payload's QueryError for a where/sort on a path that does not exist. */
+/** Payload's ValidationError: 400 with `data.errors[]` of `{label, message, path}`; the message names the labels. */
+export const validationError = (collection: string, errors: { path: string; message: string }[]): SimHttpError => {
+  const labelled = errors.map((e) => ({ label: labelOf(e.path), message: e.message, path: e.path }));
+  return new SimHttpError(
+    400,
+    `The following field${errors.length > 1 ? 's are' : ' is'} invalid: ${labelled.map((e) => e.label).join(', ')}`,
+    { collection, errors: labelled },
+    undefined,
+    'ValidationError',
+  );
+};
+
+/** Payload's QueryError for a where/sort on a path that does not exist (an unknown operator reports `field.op`). */
 export const queryError = (path: string): SimHttpError =>
-  new SimHttpError(400, `The following path cannot be queried: ${path}`, { errors: [{ path }] });
+  new SimHttpError(400, `The following path cannot be queried: ${path}`, [{ path }], undefined, 'QueryError');
 
 export interface LocaleCtx {
   readonly locale: string;
@@ -85,11 +109,11 @@ const toInstant = (v: JsonValue): number | null => {
   return Number.isNaN(t) ? null : t;
 };
 
-/** Order of two stored values: null first, dates as instants, numbers, booleans, then strings by code unit. */
+/** Order of two stored values: null last (PostgreSQL's ASC; so first under DESC), dates as instants, numbers, booleans, then strings by code unit. */
 export const compareValues = (a: JsonValue | undefined, b: JsonValue | undefined): number => {
   const an = a === undefined || a === null;
   const bn = b === undefined || b === null;
-  if (an || bn) return an && bn ? 0 : an ? -1 : 1;
+  if (an || bn) return an && bn ? 0 : an ? 1 : -1;
   if (typeof a === 'number' && typeof b === 'number') return a - b;
   if (typeof a === 'boolean' && typeof b === 'boolean') return Number(a) - Number(b);
   if (typeof a === 'string' && typeof b === 'string') {
@@ -258,34 +282,72 @@ const matchOp = (op: string, values: JsonValue[], present: boolean, operand: Jso
   }
 };
 
+/** A related collection as a `where` through a relationship (`event.title`) sees it. */
+export interface RelatedScope {
+  readonly known: ReadonlySet<string>;
+  /** The related record as the read sees it, or undefined (missing, or invisible to the read). */
+  readonly lookup: (id: string) => JsonObject | undefined;
+  readonly relation: Relation;
+}
+/** The related scope of a relationship field, or undefined when the field is not a relationship. */
+export type Relation = (field: string) => RelatedScope | undefined;
+
+const noRelation: Relation = () => undefined;
+
 /**
  * Compiles a Payload `where` into a predicate over stored documents: `{field: {op: value}}`, dot paths or nested
- * objects for sub-fields, `and`/`or` arrays (or index-keyed objects, as qs may give) nesting freely.
+ * objects for sub-fields, `and`/`or` arrays (or index-keyed objects, as qs may give) nesting freely; a path through a
+ * relationship field (`event.title`) filters on the related record, as Payload's join does.
  */
-export const compileWhere = (where: JsonValue, known: ReadonlySet<string>, lc: LocaleCtx): Predicate => {
+export const compileWhere = (
+  where: JsonValue,
+  known: ReadonlySet<string>,
+  lc: LocaleCtx,
+  relation: Relation = noRelation,
+): Predicate => {
   if (!isJsonObject(where)) throw new SimHttpError(400, 'where must be an object');
   const parts: Predicate[] = [];
   for (const [key, value] of Object.entries(where)) {
     const lower = key.toLowerCase();
     if (lower === 'and' || lower === 'or') {
-      const subs = listOperand(value).map((w) => compileWhere(w, known, lc));
+      const subs = listOperand(value).map((w) => compileWhere(w, known, lc, relation));
       parts.push(lower === 'and' ? (d) => subs.every((p) => p(d)) : (d) => subs.some((p) => p(d)));
       continue;
     }
-    parts.push(compileField(key.split('.'), value, known, lc));
+    parts.push(compileField(key.split('.'), value, known, lc, relation));
   }
   return (d) => parts.every((p) => p(d));
 };
 
-const compileField = (path: string[], cond: JsonValue, known: ReadonlySet<string>, lc: LocaleCtx): Predicate => {
+const compileField = (
+  path: string[],
+  cond: JsonValue,
+  known: ReadonlySet<string>,
+  lc: LocaleCtx,
+  relation: Relation,
+): Predicate => {
   const root = path[0] as string;
   if (!known.has(root)) throw queryError(path.join('.'));
   if (!isJsonObject(cond)) throw new SimHttpError(400, `where on ${path.join('.')} needs an operator`);
+  const related = path.length > 1 && path[1] !== 'id' ? relation(root) : undefined;
+  if (related) {
+    const inner = compileField(path.slice(1), cond, related.known, lc, related.relation);
+    return (d) => {
+      const v = d[root];
+      for (const id of Array.isArray(v) ? v : [v]) {
+        if (typeof id !== 'string') continue;
+        const doc = related.lookup(id);
+        if (doc && inner(doc)) return true;
+      }
+      return false;
+    };
+  }
+  const relPath = path.length === 2 && path[1] === 'id' && relation(root) ? [root] : path;
   const parts: Predicate[] = [];
   for (const [op, operand] of Object.entries(cond)) {
     if (OPERATORS.has(op)) {
       const test = compileOp(op, operand);
-      if (path.length === 1 && !LOCALIZED.has(root)) {
+      if (relPath.length === 1 && !LOCALIZED.has(root)) {
         // Fast path for top-level fields (the common case: updatedAt, id, relationships).
         parts.push((d) => {
           const v = d[root];
@@ -294,16 +356,14 @@ const compileField = (path: string[], cond: JsonValue, known: ReadonlySet<string
         });
       } else {
         parts.push((d) => {
-          const values = valuesAt(d, path, lc);
+          const values = valuesAt(d, relPath, lc);
           return test(values, values.length > 0);
         });
       }
     } else if (isJsonObject(operand)) {
-      parts.push(compileField([...path, op], operand, known, lc));
+      parts.push(compileField([...path, op], operand, known, lc, relation));
     } else {
-      throw new SimHttpError(400, `Unknown where operator "${op}" on ${path.join('.')}`, {
-        errors: [{ path: path.join('.'), operator: op }],
-      });
+      throw queryError(`${path.join('.')}.${op}`);
     }
   }
   return parts.length === 1 ? (parts[0] as Predicate) : (d) => parts.every((p) => p(d));

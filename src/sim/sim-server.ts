@@ -17,7 +17,7 @@ import { parseParams, type SimParams } from './parse-params.js';
 import type { Prng } from './prng.js';
 import { bulkUpdate } from './sim-bulk.js';
 import { themeSettingsSchema } from './sim-content.js';
-import { generateTenants, type TenantData, viewOf } from './sim-db.js';
+import { generateTenants, type TenantData, viewOf, visibleView } from './sim-db.js';
 import { answerAfter, type FaultQueue } from './sim-faults.js';
 import { HUGE_DEFAULT_BYTES, sendHugeBody } from './sim-huge.js';
 import { type MutateResult, type MutateSpec, mutate } from './sim-mutate.js';
@@ -25,7 +25,7 @@ import { buildOpenApi } from './sim-openapi.js';
 import { graphiqlHtml, PIXEL_PNG, swaggerAsset, swaggerHtml } from './sim-pages.js';
 import { SimHttpError } from './sim-query.js';
 import type { RollingLimiter } from './sim-rate-limit.js';
-import { getDoc, listDocs, notFound } from './sim-read.js';
+import { getDoc, listDocs, matchingRecords, notFound } from './sim-read.js';
 import { type ShapeCtx, shapeDoc } from './sim-shape.js';
 import { createDoc, deleteDoc, updateDoc } from './sim-writes.js';
 
@@ -219,6 +219,14 @@ export async function handle(s: SimState, req: IncomingMessage, res: ServerRespo
       'text/html; charset=utf-8',
     );
 
+  // Preflight: answered without a key, like Payload's OPTIONS handler (CORS), and not counted as a data request.
+  if (method === 'OPTIONS') {
+    const allow = ['OPTIONS', ...allowedMethods(s, rest)].join(', ');
+    res.writeHead(204, { allow, 'access-control-allow-methods': allow });
+    res.end();
+    return;
+  }
+
   // A data request: hooks, faults, auth, rate limit, then the route.
   const n = ++s.dataRequests;
   let logTenant: string | undefined;
@@ -330,6 +338,92 @@ const METHOD_OF: Record<RouteOp, string> = {
   delete: 'DELETE',
 };
 
+/** The methods served on a data path (after `/{version}/{tenant}`) under the route set; HEAD goes with GET. */
+function allowedMethods(s: SimState, rest: readonly string[]): string[] {
+  const head = rest[0] ?? '';
+  if (!isCollectionSlug(head)) return [];
+  const served = routesFor(head, s.routeSet);
+  const methods: string[] = [];
+  const add = (m: string): void => {
+    if (!methods.includes(m)) methods.push(m);
+    if (m === 'GET') add('HEAD');
+  };
+  if (rest.length === 1) {
+    for (const op of served) if (op === 'list' || op === 'create') add(METHOD_OF[op]);
+    // Payload's bulk update and delete (`where` in the query) belong to its REST surface.
+    if (s.routeSet === 'full') for (const m of ['PATCH', 'DELETE']) add(m);
+  } else if (rest.length === 2) {
+    if (BULK_ROUTES.some((b) => b.collection === head && b.kind === rest[1])) add('PATCH');
+    else for (const op of served) if (op !== 'list' && op !== 'create') add(METHOD_OF[op]);
+  } else if (rest.length === 3 && rest[1] === 'theme-settings' && rest[2] === 'schema') {
+    if (THEME_SCHEMA_COLLECTIONS.includes(head)) add('GET');
+  }
+  return methods;
+}
+
+/** Payload's default labels (from the slug) for its bulk messages. */
+const LABELS: Record<CollectionSlug, readonly [string, string]> = {
+  pages: ['Page', 'Pages'],
+  posts: ['Post', 'Posts'],
+  blogs: ['Blog', 'Blogs'],
+  seasons: ['Season', 'Seasons'],
+  series: ['Series', 'Series'],
+  events: ['Event', 'Events'],
+  'event-instances': ['Event Instance', 'Event Instances'],
+  venues: ['Venue', 'Venues'],
+  organizations: ['Organization', 'Organizations'],
+  media: ['Media', 'Media'],
+  forms: ['Form', 'Forms'],
+  redirects: ['Redirect', 'Redirects'],
+  'custom-attributes': ['Custom Attribute', 'Custom Attributes'],
+};
+const label = (c: CollectionSlug, n: number): string => LABELS[c][n === 1 ? 0 : 1];
+
+/**
+ * Payload's collection-level PATCH / DELETE: every record matching `where` (required), each updated or deleted on
+ * its own; `{docs, errors: [{id, message}], message}` with 200 when all succeeded, 400 otherwise.
+ */
+async function bulkByWhere(
+  s: SimState,
+  tenant: TenantData,
+  c: CollectionSlug,
+  op: 'update' | 'delete',
+  p: SimParams,
+  req: IncomingMessage,
+): Promise<{ status: number; body: JsonValue }> {
+  const body = op === 'update' ? await readBody(req) : undefined;
+  if (!p.where || Object.keys(p.where).length === 0)
+    throw new SimHttpError(400, `Missing 'where' query of documents to ${op}.`);
+  const targets = [...matchingRecords(c, tenant, { ...p, limit: 0 })];
+  const docs: JsonObject[] = [];
+  const errors: JsonObject[] = [];
+  for (const rec of targets) {
+    try {
+      if (op === 'update') {
+        const r = updateDoc({ now: s.now }, tenant, c, rec.id, body, p, 'patch');
+        docs.push(shapeDoc(c, r.stored, shapeCtx(s, tenant, { ...p, draft: r.draft }), p.depth));
+      } else {
+        const view = visibleView(c, rec, p.draft) ?? rec.main;
+        docs.push(shapeDoc(c, view, shapeCtx(s, tenant, p), p.depth));
+        deleteDoc(tenant, c, rec.id);
+      }
+    } catch (err) {
+      errors.push({ id: rec.id, message: err instanceof SimHttpError ? err.message : 'Something went wrong.' });
+    }
+  }
+  const verb = op === 'update' ? 'Updated' : 'Deleted';
+  if (errors.length === 0)
+    return {
+      status: 200,
+      body: { docs, errors, message: `${verb} ${docs.length} ${label(c, docs.length)} successfully.` },
+    };
+  const total = docs.length + errors.length;
+  return {
+    status: 400,
+    body: { docs, errors, message: `Unable to ${op} ${errors.length} out of ${total} ${label(c, total)}.` },
+  };
+}
+
 async function route(
   s: SimState,
   tenant: TenantData,
@@ -346,40 +440,42 @@ async function route(
   const c: CollectionSlug = head;
   const served = routesFor(c, s.routeSet);
   const params = (): SimParams => parseParams(search, { maxLimit: s.maxLimit });
+  const allowed = allowedMethods(s, rest);
+  // HEAD is a GET whose body Node leaves out (the headers, content-length included, are the GET's).
+  const verb = method === 'HEAD' ? 'GET' : method;
   if (rest.length === 1) {
-    const ops = served.filter((op) => op === 'list' || op === 'create');
-    if (method === 'GET' && ops.includes('list'))
+    if (verb === 'GET' && served.includes('list'))
       return { status: 200, body: listDocs(c, shapeCtx(s, tenant, params())) };
-    if (method === 'POST' && ops.includes('create')) {
+    if (verb === 'POST' && served.includes('create')) {
       const p = params();
       const body = await readBody(req);
       const r = createDoc(deps, tenant, c, body, p);
       const ctx = shapeCtx(s, tenant, { ...p, draft: r.draft });
       return { status: 201, body: shapeDoc(c, r.stored, ctx, p.depth) };
     }
-    throw routeMissing(ops.map((op) => METHOD_OF[op]));
+    if ((verb === 'PATCH' || verb === 'DELETE') && allowed.includes(verb))
+      return bulkByWhere(s, tenant, c, verb === 'PATCH' ? 'update' : 'delete', params(), req);
+    throw routeMissing(allowed);
   }
   if (rest.length === 2) {
     const second = rest[1] as string;
     const bulk = BULK_ROUTES.find((b) => b.collection === c && b.kind === second);
     if (bulk) {
-      if (method !== 'PATCH') throw routeMissing(['PATCH']);
+      if (verb !== 'PATCH') throw routeMissing(allowed);
       const p = params();
       const body = await readBody(req);
       return { status: 200, body: bulkUpdate(deps, tenant, c, bulk.kind as BulkKind, body, p) };
     }
-    const ops = served.filter((op) => op !== 'list' && op !== 'create');
-    const allowed = ops.map((op) => METHOD_OF[op]);
     const id = second;
-    if (method === 'GET' && ops.includes('get'))
+    if (verb === 'GET' && served.includes('get'))
       return { status: 200, body: getDoc(c, id, shapeCtx(s, tenant, params())) };
-    if ((method === 'PUT' && ops.includes('put')) || (method === 'PATCH' && ops.includes('patch'))) {
+    if ((verb === 'PUT' && served.includes('put')) || (verb === 'PATCH' && served.includes('patch'))) {
       const p = params();
       const body = await readBody(req);
-      const r = updateDoc(deps, tenant, c, id, body, p, method === 'PUT' ? 'put' : 'patch');
+      const r = updateDoc(deps, tenant, c, id, body, p, verb === 'PUT' ? 'put' : 'patch');
       return { status: 200, body: shapeDoc(c, r.stored, shapeCtx(s, tenant, { ...p, draft: r.draft }), p.depth) };
     }
-    if (method === 'DELETE' && ops.includes('delete')) {
+    if (verb === 'DELETE' && served.includes('delete')) {
       const rec = tenant.collections[c].byId.get(id);
       if (!rec) throw notFound();
       const p = parseParams('', { maxLimit: s.maxLimit });
@@ -395,7 +491,7 @@ async function route(
     rest[2] === 'schema' &&
     THEME_SCHEMA_COLLECTIONS.includes(c)
   ) {
-    if (method !== 'GET') throw routeMissing(['GET']);
+    if (verb !== 'GET') throw routeMissing(allowed);
     return { status: 200, body: themeSettingsSchema(c) };
   }
   throw new SimHttpError(404, 'Route Not Found');
@@ -409,13 +505,13 @@ export function runMutation(s: SimState, spec: MutateSpec): MutateResult {
   return mutate(t, spec, s.mutatePrng, s.now(), () => ++s.mutationRev);
 }
 
-/** Published records of a collection as a depth-0 read returns them, in id order. */
-export function docsOf(s: SimState, tenant: string, c: CollectionSlug): readonly JsonObject[] {
+/** Records of a collection as a depth-0 read (published, or draft) returns them, in id order. */
+export function docsOf(s: SimState, tenant: string, c: CollectionSlug, draft = false): readonly JsonObject[] {
   const t = s.tenants.find((x) => x.slug === tenant);
   if (!t) throw new TypeError(`unknown tenant "${tenant}"`);
-  const p = parseParams('depth=0', { maxLimit: s.maxLimit });
+  const p = parseParams(draft ? 'depth=0&draft=true' : 'depth=0', { maxLimit: s.maxLimit });
   const ctx = shapeCtx(s, t, p);
   return t.collections[c]
-    .ordered('id', false, { locale: 'en', fallback: 'en' })
-    .map((r) => shapeDoc(c, r.main, ctx, 0));
+    .ordered('id', draft, { locale: 'en', fallback: 'en' })
+    .map((r) => shapeDoc(c, viewOf(r, draft), ctx, 0));
 }

@@ -1,7 +1,7 @@
 import { isJsonObject, type JsonObject, type JsonValue } from '../ids.js';
 import type { CollectionSlug } from '../partners/collections.js';
 import type { SimParams } from './parse-params.js';
-import { type TenantData, viewOf } from './sim-db.js';
+import { type TenantData, visibleView } from './sim-db.js';
 import { applySelect, isLocaleObject, type LocaleCtx, resolveLocale } from './sim-query.js';
 import { JOINS, LOCALIZED, RELATIONSHIPS, STATIC_JOINS } from './sim-schema.js';
 
@@ -30,6 +30,8 @@ export function shapeDoc(c: CollectionSlug, stored: JsonObject, ctx: ShapeCtx, d
     out[k] = LOCALIZED.has(k) && isLocaleObject(v) ? resolveLocale(v, lc) : v;
   }
   if (depth > 0) {
+    // The record's own tenant is a relationship too (to the tenants collection, not exposed): populated likewise.
+    if (typeof out.tenant === 'string' && out.tenant === ctx.tenant.slug) out.tenant = tenantDoc(ctx);
     for (const rel of RELATIONSHIPS[c]) {
       const v = out[rel.field];
       if (v === undefined || v === null) continue;
@@ -61,12 +63,23 @@ export function shapeDoc(c: CollectionSlug, stored: JsonObject, ctx: ShapeCtx, d
   return params.select && depth === params.depth ? applySelect(out, params.select, c !== 'media') : out;
 }
 
-/** A populated relationship: the related record one level shallower, or the bare id if it no longer exists. */
+/** The populated tenant: what the tenants collection holds about it (it has no relationships of its own). */
+const tenantDoc = (ctx: ShapeCtx): JsonObject => ({
+  id: ctx.tenant.slug,
+  name: ctx.tenant.name,
+  slug: ctx.tenant.slug,
+});
+
+/**
+ * A populated relationship: the related record one level shallower, or the bare id if it no longer exists or the
+ * read may not see it (a never-published record in a published read), as Payload leaves an id it cannot populate.
+ */
 function populate(to: CollectionSlug, v: JsonValue, ctx: ShapeCtx, depth: number): JsonValue {
   if (typeof v !== 'string') return v;
   const rec = ctx.tenant.collections[to].byId.get(v);
-  if (!rec) return v;
-  const doc = shapeDoc(to, viewOf(rec, ctx.params.draft), ctx, depth - 1);
+  const view = rec ? visibleView(to, rec, ctx.params.draft) : undefined;
+  if (!view) return v;
+  const doc = shapeDoc(to, view, ctx, depth - 1);
   const sel = ctx.params.populate?.[to];
   return isJsonObject(sel) ? applySelect(doc, sel, to !== 'media') : doc;
 }

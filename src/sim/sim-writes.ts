@@ -242,7 +242,8 @@ export function createDoc(
   doc.createdAt = stamp;
   doc.updatedAt = stamp;
   const versioned = VERSIONED.has(c);
-  if (versioned) doc._status = params.draft ? 'draft' : (accepted._status ?? 'published');
+  // Payload's `_status` defaults to draft: a create publishes only when the body says so (and not with `draft=true`).
+  if (versioned) doc._status = params.draft ? 'draft' : (accepted._status ?? 'draft');
   if (typeof doc.slug !== 'string' && 'slug' in doc) {
     const title = doc.title;
     const en = isJsonObject(title) ? title.en : title;
@@ -288,7 +289,7 @@ export function updateDoc(
     next._status = 'draft';
     next.updatedAt = nextStamp(now, [rec.main.updatedAt, rec.draft?.updatedAt]);
     rec.draft = next;
-    data.changed();
+    data.touched(rec);
     return { stored: next, draft: true };
   }
   const next = merge(rec.main, accepted, params.locale);
@@ -299,7 +300,7 @@ export function updateDoc(
     rec.draft = null;
   }
   rec.main = next;
-  data.changed();
+  data.touched(rec);
   return { stored: next, draft: false };
 }
 

@@ -76,8 +76,11 @@ export interface SimControls {
   /** Clears faults, counters, the request log and the rate-limit windows (not the data). */
   reset(): void;
   setRateLimits(limits: Partial<RateLimits>): void;
-  /** Published records of a collection as `?depth=0` returns them, in id order. */
-  docs(tenant: string, collection: CollectionSlug): readonly JsonObject[];
+  /**
+   * Records of a collection as a published `?depth=0` read returns them (never-published ones left out), in id
+   * order; with `{ draft: true }`, as a `draft=true` read does (every record, newest draft where one exists).
+   */
+  docs(tenant: string, collection: CollectionSlug, opts?: { readonly draft?: boolean }): readonly JsonObject[];
 }
 
 export interface Simulator {
@@ -178,7 +181,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     setRateLimits: (l) => {
       state.limiter.limits = { ...state.limiter.limits, ...l };
     },
-    docs: (tenant, collection) => docsOf(state, tenant, collection),
+    docs: (tenant, collection, opts) => docsOf(state, tenant, collection, opts?.draft ?? false),
   };
 
   const server = createServer({ keepAlive: true }, (req, res) => {
@@ -296,7 +299,7 @@ async function admin(controls: SimControls, state: SimState, req: IncomingMessag
     if (method === 'GET' && segs[0] === 'docs' && segs.length === 3) {
       const c = segs[2] as string;
       if (!isCollectionSlug(c)) return reply(res, 404, { errors: [{ message: `unknown collection ${c}` }] });
-      return reply(res, 200, controls.docs(segs[1] as string, c));
+      return reply(res, 200, controls.docs(segs[1] as string, c, { draft: /[?&]draft=true(&|$)/.test(req.url ?? '') }));
     }
     return reply(res, 404, { errors: [{ message: 'Unknown admin route' }] });
   } catch (err) {

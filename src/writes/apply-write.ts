@@ -270,9 +270,9 @@ export async function findCreated(deps: WriteDeps, data: CreateJob, call: CallOp
         where: { [field]: { equals: value } },
         limit: 1,
         depth: 0,
-        // The record may be a draft (a Payload-style upstream creates drafts unless told otherwise), and a
-        // published read would not show it.
-        ...(VERSIONED.has(data.collection) ? { draft: true } : {}),
+        // A create without `_status` makes a draft in a drafts-enabled collection (Payload's default), which
+        // published reads do not see: look with draft=true there (it finds published records too).
+        ...(data.draft || VERSIONED.has(data.collection) ? { draft: true } : {}),
       },
       call,
     );

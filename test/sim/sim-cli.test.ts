@@ -31,7 +31,8 @@ describe('understudy sim', () => {
     expect(url).toBeDefined();
     const m = /^tenant ([a-z-]+) key ([A-Za-z0-9_-]{24,})$/.exec(lines[1] ?? '');
     expect(m).not.toBeNull();
-    const r = await fetch(`${url}/partners/2026-02/${m?.[1]}/series?limit=1`, {
+    // Five series, one of them never published: draft=true reads count it.
+    const r = await fetch(`${url}/partners/2026-02/${m?.[1]}/series?limit=1&draft=true`, {
       headers: { authorization: `users API-Key ${m?.[2]}` },
     });
     expect(r.status).toBe(200);

@@ -149,7 +149,8 @@ export async function writeHarness(opts: WriteHarnessOptions) {
     )[0];
     return row ? { ...(JSON.parse(row.doc) as Record<string, unknown>), __deletedAt: row.deleted_at } : null;
   };
-  const upstream = (collection: CollectionSlug) => sim.controls.docs(slug, collection);
+  // Every record upstream, never-published ones included: a create without `_status` makes a draft (Payload).
+  const upstream = (collection: CollectionSlug) => sim.controls.docs(slug, collection, { draft: true });
   /** A full sync of one collection, as `understudy sync --full` runs it; returns its report. */
   const fullSync = async (collection: CollectionSlug) => {
     const routes = await discoverRoutes(client, { signal: AbortSignal.timeout(10_000) });
