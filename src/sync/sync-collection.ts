@@ -225,6 +225,10 @@ async function syncListed(run: Run, spec: VariantSpec, mode: SyncMode): Promise<
   const progress = new PageProgress(run.route(), keyField);
   // Page numbers only while the pass holds no position yet: records without a date (sorted first) carry none.
   let pageNo = 1;
+  // A full pass from the start learns the collection's size from its first page; reading fewer records than that
+  // means some may sort after every date (null last, as PostgreSQL orders), where keyset filters never reach.
+  let total: number | null = null;
+  let read = 0;
   for (;;) {
     run.checkStop();
     const q: ListQuery = {
@@ -238,6 +242,8 @@ async function syncListed(run: Run, spec: VariantSpec, mode: SyncMode): Promise<
     };
     const page = await run.deps.client.listPage(q, run.opts);
     const docs = page.docs;
+    if (full && !where && pageNo === 1) total = page.totalDocs;
+    read += docs.length;
     const last = run.positionsOf(docs, keyField);
     progress.check(docs, after, last);
     const moved = last !== null;
@@ -256,6 +262,8 @@ async function syncListed(run: Run, spec: VariantSpec, mode: SyncMode): Promise<
       pageNo = 1;
     } else pageNo++;
   }
+  if (full && runId && (total === null || read < total))
+    state = await syncUndatedTail(run, spec, key, state, runId, keyField, limit);
   const reached = earlierOf(after, ceiling);
   const done: SyncState = {
     ...state,
@@ -271,6 +279,46 @@ async function syncListed(run: Run, spec: VariantSpec, mode: SyncMode): Promise<
     run.report.deleted += await store.completeFull(key, runId, done, run.now(), keep);
   } else await store.saveSyncState(key, done);
 }
+
+/**
+ * The records of a full pass without a valid `updatedAt` (null, or not a date), read from the other end of the
+ * order: an upstream that sorts nulls last (PostgreSQL's ascending order) puts them after every date, where the
+ * pass's keyset filters never reach, so they come first in descending order, by page number (they have no keyset
+ * position) until a dated record shows up. Only asked when the pass read fewer records than the collection
+ * holds, or resumed without knowing: an upstream that sorts them first (MongoDB) has given them already.
+ */
+async function syncUndatedTail(
+  run: Run,
+  spec: VariantSpec,
+  key: SyncKey,
+  state: SyncState,
+  runId: string,
+  keyField: string,
+  limit: number,
+): Promise<SyncState> {
+  for (let pageNo = 1; pageNo <= MAX_TAIL_PAGES; pageNo++) {
+    run.checkStop();
+    const q: ListQuery = {
+      ...spec.query,
+      collection: run.collection,
+      limit,
+      page: pageNo,
+      sort: `-updatedAt,${keyField}`,
+      depth: 0,
+    };
+    const page = await run.deps.client.listPage(q, run.opts);
+    const undated = page.docs.filter((d) => positionOf(d, keyField, run.route()) === null);
+    if (undated.length > 0) {
+      run.positionsOf(undated, keyField);
+      run.counted(await run.deps.store.applyPage(key, undated, state, runId), undated.length);
+    }
+    if (undated.length < page.docs.length || page.docs.length === 0 || !hasMore(page, limit)) break;
+  }
+  return state;
+}
+
+/** Bounds the undated tail's page-number walk (a filter edits could shift: it stops rather than loop). */
+const MAX_TAIL_PAGES = 1000;
 
 const DRAFT_LOOKUP_BATCH = 100;
 
