@@ -2,11 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { type JsonObject, tenantSlug } from '../src/ids.js';
 import { migrateToLatest } from '../src/store/migrate.js';
 import { openDatabase } from '../src/store/open-database.js';
 import { openSqliteStore } from '../src/store/sqlite-store.js';
 import { PUBLISHED, type SyncKey, type SyncState } from '../src/store/store.js';
+import { type JsonObject, tenantSlug } from '../src/vocabulary/ids.js';
 
 const RECORDS = 50_000;
 const TENANT = tenantSlug('bench');

@@ -1,6 +1,6 @@
 import { cpus, loadavg } from 'node:os';
-import { COLLECTIONS } from '../src/partners/collections.js';
 import { startSimulator } from '../src/sim/start-simulator.js';
+import { COLLECTIONS } from '../src/vocabulary/collections.js';
 
 const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);

@@ -5,7 +5,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { tenantSlug } from '../src/ids.js';
 import { createLogger } from '../src/log.js';
 import { createHttpPartnersClient } from '../src/partners/http-partners-client.js';
 import { createMemoryRateGate } from '../src/partners/memory-rate-gate.js';
@@ -13,6 +12,7 @@ import { startSimulator } from '../src/sim/start-simulator.js';
 import { openSqliteStore } from '../src/store/sqlite-store.js';
 import { discoverRoutes } from '../src/sync/discover-routes.js';
 import { syncCollection } from '../src/sync/sync-collection.js';
+import { tenantSlug } from '../src/vocabulary/ids.js';
 
 export default async function bench(): Promise<string> {
   const L = 100;

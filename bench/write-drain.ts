@@ -17,11 +17,11 @@ import { Redis } from 'ioredis';
 import { request } from 'undici';
 import { createApp } from '../src/app.js';
 import type { ResolvedTenant } from '../src/config/resolve-tenants.js';
-import { type JsonObject, tenantSlug } from '../src/ids.js';
 import { createLogger } from '../src/log.js';
 import { createRedisRateGate } from '../src/partners/redis-rate-gate.js';
 import { createWriteQueue } from '../src/queue/write-queue.js';
 import type { RequestLogEntry } from '../src/sim/start-simulator.js';
+import { type JsonObject, tenantSlug } from '../src/vocabulary/ids.js';
 import { parkableGate } from '../src/writes/gate-parking.js';
 import { startWriteWorker } from '../src/writes/write-worker.js';
 

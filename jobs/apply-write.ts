@@ -1,11 +1,11 @@
 import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
 import { describeError, UpstreamError } from '../src/errors.js';
 import type { Logger } from '../src/log.js';
-import type { CollectionSlug } from '../src/partners/collections.js';
 import type { PartnersClient } from '../src/partners/partners-client.js';
 import { backoffMs } from '../src/partners/retry-delay.js';
 import type { Store } from '../src/store/store.js';
 import type { WriteLog, WriteLogEntry, WriteStatus } from '../src/store/write-log.js';
+import type { CollectionSlug } from '../src/vocabulary/collections.js';
 import { applyWrite, naturalKeyOf, outcomeUnknown, type WriteOutcome } from '../src/writes/apply-write.js';
 import { classifyFailure } from '../src/writes/classify-failure.js';
 import { GateParkedError, withParking } from '../src/writes/gate-parking.js';

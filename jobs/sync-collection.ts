@@ -1,12 +1,12 @@
 import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { isUnderstudyError } from '../src/errors.js';
-import { isTenantSlug, tenantSlug } from '../src/ids.js';
 import type { Logger } from '../src/log.js';
-import { COLLECTIONS, isCollectionSlug } from '../src/partners/collections.js';
 import { collectionLockKey, tryCollectionLock } from '../src/queue/collection-lock.js';
 import type { CollectionJobData, SyncMode } from '../src/queue/queues.js';
 import type { CollectionReport } from '../src/sync/sync-collection.js';
+import { COLLECTIONS, isCollectionSlug } from '../src/vocabulary/collections.js';
+import { isTenantSlug, tenantSlug } from '../src/vocabulary/ids.js';
 import { parkedBy } from '../src/writes/gate-parking.js';
 
 /** What one collection sync reports: the sync core's report, as the queue keeps it. */

@@ -1,8 +1,6 @@
 import { type Job, UnrecoverableError } from 'bullmq';
 import { isUnderstudyError } from '../src/errors.js';
-import { isTenantSlug, tenantSlug } from '../src/ids.js';
 import type { Logger } from '../src/log.js';
-import { type CollectionSlug, isCollectionSlug } from '../src/partners/collections.js';
 import {
   addCollectionJob,
   type RetryPolicy,
@@ -10,6 +8,8 @@ import {
   type TenantJobData,
   type TenantJobResult,
 } from '../src/queue/queues.js';
+import { type CollectionSlug, isCollectionSlug } from '../src/vocabulary/collections.js';
+import { isTenantSlug, tenantSlug } from '../src/vocabulary/ids.js';
 
 export interface TenantProcessorDeps {
   readonly queue: SyncQueue;

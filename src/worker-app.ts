@@ -11,7 +11,6 @@ import { type ResolvedTenant, resolveTenants } from './config/resolve-tenants.js
 import type { Logger } from './log.js';
 import { instrumentGate } from './ops/instrument-gate.js';
 import type { OpsMetrics } from './ops/metrics.js';
-import { COLLECTIONS, type CollectionSlug } from './partners/collections.js';
 import { keyHash } from './partners/key-hash.js';
 import type { RateGate } from './partners/rate-gate.js';
 import { createRedisRateGate } from './partners/redis-rate-gate.js';
@@ -30,6 +29,7 @@ import { openWritesQueue } from './queue/write-queue.js';
 import { discoverRoutes, type ReadRoutes } from './sync/discover-routes.js';
 import { syncCollection } from './sync/sync-collection.js';
 import { prerequisitesOf, syncOrder } from './sync/sync-tenant.js';
+import { COLLECTIONS, type CollectionSlug } from './vocabulary/collections.js';
 import { type Parking, parkableGate, parkedBy, withParking } from './writes/gate-parking.js';
 
 export interface WorkerAppOptions {

@@ -6,10 +6,10 @@ import { type ResolvedTenant, resolveTenants } from '../config/resolve-tenants.j
 import { isCronExpression } from '../config/schedule-checks.js';
 import { describeError, UnderstudyError, UsageError } from '../errors.js';
 import { createLogger } from '../log.js';
-import { type CollectionSlug, isCollectionSlug } from '../partners/collections.js';
 import { openSharedBudget } from '../queue/shared-budget.js';
 import type { CollectionReport, SyncMode } from '../sync/sync-collection.js';
 import { syncTenant, type TenantReport } from '../sync/sync-tenant.js';
+import { type CollectionSlug, isCollectionSlug } from '../vocabulary/collections.js';
 import { exitCodeFor } from './exit-codes.js';
 import { formatTable } from './format-table.js';
 import { parseFlags } from './parse-flags.js';

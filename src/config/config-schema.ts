@@ -1,6 +1,6 @@
 import * as v from 'valibot';
-import { TENANT_SLUG } from '../ids.js';
-import { COLLECTIONS } from '../partners/collections.js';
+import { COLLECTIONS } from '../vocabulary/collections.js';
+import { TENANT_SLUG } from '../vocabulary/ids.js';
 import { DEFAULT_MAX_BODY_BYTES } from '../writes/validate-write.js';
 import { isCronExpression, isTimeZone } from './schedule-checks.js';
 

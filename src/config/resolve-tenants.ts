@@ -1,8 +1,8 @@
 import { ConfigError } from '../errors.js';
-import { type TenantSlug, tenantSlug } from '../ids.js';
-import type { CollectionSlug } from '../partners/collections.js';
 import { keyHash } from '../partners/key-hash.js';
 import { DEFAULT_BUDGET, type RateBudget } from '../partners/rate-gate.js';
+import type { CollectionSlug } from '../vocabulary/collections.js';
+import { type TenantSlug, tenantSlug } from '../vocabulary/ids.js';
 import type { Config } from './config-schema.js';
 import { sharedKeyConflict } from './shared-key-budget.js';
 

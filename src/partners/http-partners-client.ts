@@ -1,18 +1,11 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { Agent, type Dispatcher, request } from 'undici';
 import { BadResponseError, ResponseTooLargeError, type UnderstudyError, UpstreamError } from '../errors.js';
-import { isJsonObject, type JsonObject, type RecordId, type TenantSlug } from '../ids.js';
 import type { Logger } from '../log.js';
-import { API_VERSION, type BulkKind, type CollectionSlug } from './collections.js';
+import { API_VERSION, type BulkKind, type CollectionSlug } from '../vocabulary/collections.js';
+import { isJsonObject, type JsonObject, type RecordId, type TenantSlug, type UpstreamDoc } from '../vocabulary/ids.js';
 import { parseListEnvelope } from './list-envelope.js';
-import type {
-  BulkResult,
-  CallOptions,
-  ListPage,
-  PartnersClient,
-  ThemeSettingsSchema,
-  UpstreamDoc,
-} from './partners-client.js';
+import type { BulkResult, CallOptions, ListPage, PartnersClient, ThemeSettingsSchema } from './partners-client.js';
 import { toQueryString, withQuery } from './query-string.js';
 import type { RateGate, RequestKind } from './rate-gate.js';
 import {

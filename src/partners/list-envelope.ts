@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { isJsonObject, type JsonObject } from '../ids.js';
+import { isJsonObject, type JsonObject } from '../vocabulary/ids.js';
 import type { ListPage } from './partners-client.js';
 
 /** An integer, or a numeric string such as `"10"` (some upstreams echo query values back as sent). */

@@ -1,8 +1,5 @@
-import type { JsonObject, RecordId, TenantSlug } from '../ids.js';
-import type { BulkKind, CollectionSlug } from './collections.js';
-
-/** A record as the upstream sent it. `id` may be a string or a number, and media may have none. */
-export type UpstreamDoc = JsonObject;
+import type { BulkKind, CollectionSlug } from '../vocabulary/collections.js';
+import type { JsonObject, RecordId, TenantSlug, UpstreamDoc } from '../vocabulary/ids.js';
 
 /** Payload-style `where`: `{ field: { op: value } }`, with nested `and` / `or` arrays. */
 export type Where = JsonObject;

@@ -4,8 +4,9 @@
  * and relationship fields hold an id or, populated (`depth`, `populate`), the related record.
  * Element shapes the spec leaves open (`blocks`, `attributes`, `participants`, …) are `JsonObject`.
  */
-import type { JsonObject, JsonValue } from '../ids.js';
-import type { CollectionSlug } from './collections.js';
+
+import type { CollectionSlug } from '../vocabulary/collections.js';
+import type { JsonObject, JsonValue } from '../vocabulary/ids.js';
 import type { ListPage } from './partners-client.js';
 
 /** A relationship: an id (string or number, as the upstream sends it) or the populated record. */

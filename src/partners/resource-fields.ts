@@ -1,4 +1,4 @@
-import type { CollectionSlug } from './collections.js';
+import type { CollectionSlug } from '../vocabulary/collections.js';
 
 /**
  * The top-level fields of each resource the spec shows ("Resources and their fields"), for the collections

@@ -1,5 +1,5 @@
-import { isTenantSlug, tenantSlug } from '../ids.js';
-import { type CollectionSlug, isCollectionSlug } from '../partners/collections.js';
+import { type CollectionSlug, isCollectionSlug } from '../vocabulary/collections.js';
+import { isTenantSlug, tenantSlug } from '../vocabulary/ids.js';
 import { addCollectionJob, addTenantJob, DEFAULT_PREFIX, openSyncQueue, type SyncMode } from './queues.js';
 import { shortLivedRedis } from './redis-settings.js';
 

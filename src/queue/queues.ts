@@ -1,6 +1,6 @@
 import { type ConnectionOptions, type JobsOptions, Queue } from 'bullmq';
-import type { TenantSlug } from '../ids.js';
-import type { CollectionSlug } from '../partners/collections.js';
+import type { CollectionSlug } from '../vocabulary/collections.js';
+import type { TenantSlug } from '../vocabulary/ids.js';
 
 /** The one queue syncs run on. */
 export const SYNC_QUEUE = 'sync';

@@ -1,6 +1,6 @@
 import type { TenantConfig } from '../config/config-schema.js';
-import { tenantSlug } from '../ids.js';
 import type { Logger } from '../log.js';
+import { tenantSlug } from '../vocabulary/ids.js';
 import { jobOptions, type RetryPolicy, type SyncQueue, type TenantJobData } from './queues.js';
 
 /** One job scheduler: BullMQ fires each tick once, whichever worker is running. */

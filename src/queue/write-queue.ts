@@ -4,9 +4,9 @@ import { Redis } from 'ioredis';
 import { closeAll } from '../close-all.js';
 import type { Config } from '../config/config-schema.js';
 import { UnderstudyError } from '../errors.js';
-import { type JsonObject, tenantSlug } from '../ids.js';
 import { openSqliteStore } from '../store/sqlite-store.js';
 import type { Store } from '../store/store.js';
+import { type JsonObject, tenantSlug } from '../vocabulary/ids.js';
 import { createRecordOrder, type RecordOrder } from '../writes/record-order.js';
 import {
   DEFAULT_MAX_BODY_BYTES,

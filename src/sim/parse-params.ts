@@ -1,5 +1,5 @@
 import qs from 'qs';
-import { isJsonObject, type JsonObject, type JsonValue } from '../ids.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../vocabulary/ids.js';
 import { SimHttpError } from './sim-query.js';
 import { DEFAULT_LOCALE, LOCALES } from './sim-schema.js';
 

@@ -1,5 +1,5 @@
-import { isJsonObject, type JsonObject, type JsonValue } from '../ids.js';
-import type { BulkKind, CollectionSlug } from '../partners/collections.js';
+import type { BulkKind, CollectionSlug } from '../vocabulary/collections.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../vocabulary/ids.js';
 import type { SimParams } from './parse-params.js';
 import { ATTRIBUTE_CONFIG, themeSettingsSchema } from './sim-content.js';
 import { clone, nextStamp, type StoredRecord, type TenantData } from './sim-db.js';

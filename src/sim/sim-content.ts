@@ -1,5 +1,5 @@
-import type { JsonObject, JsonValue } from '../ids.js';
-import type { CollectionSlug } from '../partners/collections.js';
+import type { CollectionSlug } from '../vocabulary/collections.js';
+import type { JsonObject, JsonValue } from '../vocabulary/ids.js';
 import type { IdMaker, Prng } from './prng.js';
 
 /** What a record generator needs: randomness, ids, time stamps and ids of already generated records. */

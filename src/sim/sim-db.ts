@@ -1,5 +1,5 @@
-import { isJsonObject, type JsonObject, type JsonValue } from '../ids.js';
-import { COLLECTIONS, type CollectionSlug, VERSIONED } from '../partners/collections.js';
+import { COLLECTIONS, type CollectionSlug, VERSIONED } from '../vocabulary/collections.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../vocabulary/ids.js';
 import { IdMaker, Prng } from './prng.js';
 import { countFor, GENERATION_ORDER, GENERATORS, type GenContext, iso, makeKey, tenantNames } from './sim-content.js';
 import { type LocaleCtx, parseSort, sortDocs } from './sim-query.js';

@@ -1,5 +1,5 @@
-import { isJsonObject, type JsonObject } from '../ids.js';
-import type { CollectionSlug } from '../partners/collections.js';
+import type { CollectionSlug } from '../vocabulary/collections.js';
+import { isJsonObject, type JsonObject } from '../vocabulary/ids.js';
 import type { Prng } from './prng.js';
 import { GENERATORS, iso } from './sim-content.js';
 import { clone, nextStamp, runtimeContext, type TenantData } from './sim-db.js';

@@ -1,4 +1,3 @@
-import { isJsonObject, type JsonObject, type JsonValue } from '../ids.js';
 import {
   API_VERSION,
   BULK_ROUTES,
@@ -7,7 +6,8 @@ import {
   type RouteSet,
   routesFor,
   THEME_SCHEMA_COLLECTIONS,
-} from '../partners/collections.js';
+} from '../vocabulary/collections.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../vocabulary/ids.js';
 import { ISO_RE, RELATIONSHIPS } from './sim-schema.js';
 
 const schemaName = (c: CollectionSlug): string =>

@@ -1,4 +1,4 @@
-import { isJsonObject, type JsonObject, type JsonValue } from '../ids.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../vocabulary/ids.js';
 import { ISO_RE, LOCALIZED } from './sim-schema.js';
 
 /**

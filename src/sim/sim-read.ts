@@ -1,5 +1,5 @@
-import { isJsonObject, type JsonObject, type JsonValue } from '../ids.js';
-import type { CollectionSlug } from '../partners/collections.js';
+import type { CollectionSlug } from '../vocabulary/collections.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../vocabulary/ids.js';
 import type { SimParams } from './parse-params.js';
 import { type KeyEntry, lowerBound, type StoredRecord, type TenantData, viewOf, visibleView } from './sim-db.js';
 import { compileWhere, type LocaleCtx, type Relation, SimHttpError } from './sim-query.js';

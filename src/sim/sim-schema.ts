@@ -1,4 +1,4 @@
-import type { CollectionSlug } from '../partners/collections.js';
+import type { CollectionSlug } from '../vocabulary/collections.js';
 
 /** Field facts the simulator needs per collection: relationships, joins, localized and date fields. */
 export interface RelField {

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isJsonObject, type JsonObject, type JsonValue } from '../ids.js';
 import {
   API_VERSION,
   BULK_ROUTES,
@@ -12,7 +11,8 @@ import {
   type RouteSet,
   routesFor,
   THEME_SCHEMA_COLLECTIONS,
-} from '../partners/collections.js';
+} from '../vocabulary/collections.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../vocabulary/ids.js';
 import { parseParams, type SimParams } from './parse-params.js';
 import type { Prng } from './prng.js';
 import { bulkUpdate } from './sim-bulk.js';

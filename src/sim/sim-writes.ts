@@ -1,11 +1,11 @@
-import { isJsonObject, type JsonObject, type JsonValue } from '../ids.js';
 import {
   type CollectionSlug,
   FORBIDDEN_FIELDS,
   FORBIDDEN_ON,
   type RouteOp,
   VERSIONED,
-} from '../partners/collections.js';
+} from '../vocabulary/collections.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../vocabulary/ids.js';
 import type { SimParams } from './parse-params.js';
 import { iso } from './sim-content.js';
 import { type CollectionData, clone, nextStamp, type StoredRecord, type TenantData } from './sim-db.js';

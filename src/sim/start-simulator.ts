@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { isJsonObject, type JsonObject, type JsonValue } from '../ids.js';
-import { COLLECTIONS, type CollectionSlug, isCollectionSlug, type RouteSet } from '../partners/collections.js';
+import { COLLECTIONS, type CollectionSlug, isCollectionSlug, type RouteSet } from '../vocabulary/collections.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../vocabulary/ids.js';
 import { Prng } from './prng.js';
 import { generateTenants } from './sim-db.js';
 import { FaultQueue, type FaultSpec } from './sim-faults.js';

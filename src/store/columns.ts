@@ -1,4 +1,4 @@
-import type { CollectionSlug } from '../partners/collections.js';
+import type { CollectionSlug } from '../vocabulary/collections.js';
 
 /**
  * How a typed column is read out of a record:

@@ -1,5 +1,5 @@
 import type { Generated } from 'kysely';
-import { type CollectionSlug, tableFor } from '../partners/collections.js';
+import { type CollectionSlug, tableFor } from '../vocabulary/collections.js';
 
 /**
  * The columns every collection table has. Typed columns (see `TYPED_COLUMNS`) come on top and are read with

@@ -1,6 +1,5 @@
-import { isJsonObject, type JsonValue, recordId } from '../ids.js';
-import type { CollectionSlug } from '../partners/collections.js';
-import type { UpstreamDoc } from '../partners/partners-client.js';
+import type { CollectionSlug } from '../vocabulary/collections.js';
+import { isJsonObject, type JsonValue, recordId, type UpstreamDoc } from '../vocabulary/ids.js';
 import type { TypedColumn } from './columns.js';
 
 /** A value SQLite binds as is. */

@@ -1,9 +1,8 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { type CompiledQuery, type Kysely, sql } from 'kysely';
 import { UnderstudyError } from '../errors.js';
-import type { TenantSlug } from '../ids.js';
-import { COLLECTIONS, type CollectionSlug } from '../partners/collections.js';
-import type { UpstreamDoc } from '../partners/partners-client.js';
+import { COLLECTIONS, type CollectionSlug } from '../vocabulary/collections.js';
+import type { TenantSlug, UpstreamDoc } from '../vocabulary/ids.js';
 import { TYPED_COLUMNS } from './columns.js';
 import { collectionTable, type Database, type SyncStateTable } from './db-schema.js';
 import { docKey, extractColumn, normaliseInstant, rowUpdatedAt, type SqlValue } from './extract-row.js';

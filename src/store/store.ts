@@ -1,6 +1,5 @@
-import type { TenantSlug } from '../ids.js';
-import type { CollectionSlug } from '../partners/collections.js';
-import type { UpstreamDoc } from '../partners/partners-client.js';
+import type { CollectionSlug } from '../vocabulary/collections.js';
+import type { TenantSlug, UpstreamDoc } from '../vocabulary/ids.js';
 
 /**
  * Which copy of a record a row holds. `published` rows (default locale) live in the per-collection tables;

@@ -1,7 +1,7 @@
 import { UnderstudyError } from '../errors.js';
-import { isJsonObject } from '../ids.js';
-import { COLLECTIONS, type CollectionSlug, isCollectionSlug } from '../partners/collections.js';
 import type { CallOptions, PartnersClient } from '../partners/partners-client.js';
+import { COLLECTIONS, type CollectionSlug, isCollectionSlug } from '../vocabulary/collections.js';
+import { isJsonObject } from '../vocabulary/ids.js';
 
 /** Which read routes the upstream serves for each collection. */
 export interface ReadRoutes {

@@ -1,7 +1,8 @@
 import { BadResponseError } from '../errors.js';
-import type { CollectionSlug } from '../partners/collections.js';
-import type { UpstreamDoc, Where } from '../partners/partners-client.js';
+import type { Where } from '../partners/partners-client.js';
 import type { Position } from '../store/store.js';
+import type { CollectionSlug } from '../vocabulary/collections.js';
+import type { UpstreamDoc } from '../vocabulary/ids.js';
 
 /** The field that breaks updatedAt ties in sync order: `id`, or `filename` for media, which carry no id. */
 export const keyFieldFor = (c: CollectionSlug): string => (c === 'media' ? 'filename' : 'id');

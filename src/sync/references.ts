@@ -1,6 +1,5 @@
-import { isJsonObject, type JsonValue } from '../ids.js';
-import type { CollectionSlug } from '../partners/collections.js';
-import type { UpstreamDoc } from '../partners/partners-client.js';
+import type { CollectionSlug } from '../vocabulary/collections.js';
+import { isJsonObject, type JsonValue, type UpstreamDoc } from '../vocabulary/ids.js';
 
 /** One relationship: records of `from` point at records of `to` through the field at `path`. */
 export interface RefEdge {

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { describeError, UnderstudyError, UpstreamError } from '../errors.js';
-import { type RecordId, recordId, type TenantSlug } from '../ids.js';
 import type { Logger } from '../log.js';
-import { COLLECTIONS, type CollectionSlug, THEME_SCHEMA_COLLECTIONS, VERSIONED } from '../partners/collections.js';
 import { hasMore } from '../partners/list-envelope.js';
-import type { CallOptions, ListQuery, PartnersClient, ReadQuery, UpstreamDoc } from '../partners/partners-client.js';
+import type { CallOptions, ListQuery, PartnersClient, ReadQuery } from '../partners/partners-client.js';
 import { type Position, PUBLISHED, type Store, type SyncKey, type SyncState, type Variant } from '../store/store.js';
+import { COLLECTIONS, type CollectionSlug, THEME_SCHEMA_COLLECTIONS, VERSIONED } from '../vocabulary/collections.js';
+import { type RecordId, recordId, type TenantSlug, type UpstreamDoc } from '../vocabulary/ids.js';
 import type { ReadRoutes } from './discover-routes.js';
 import { PageProgress } from './page-progress.js';
 import {

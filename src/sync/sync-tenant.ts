@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { UnderstudyError } from '../errors.js';
-import { COLLECTIONS, type CollectionSlug } from '../partners/collections.js';
+import { COLLECTIONS, type CollectionSlug } from '../vocabulary/collections.js';
 import { discoverRoutes, type ReadRoutes } from './discover-routes.js';
 import { edgesTo } from './references.js';
 import {

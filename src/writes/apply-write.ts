@@ -1,11 +1,11 @@
 import { describeError, UnderstudyError, UpstreamError } from '../errors.js';
-import { isJsonObject, type JsonObject, type JsonValue, recordId } from '../ids.js';
 import type { Logger } from '../log.js';
-import { type CollectionSlug, NATURAL_KEY, VERSIONED } from '../partners/collections.js';
-import type { BulkResult, CallOptions, PartnersClient, UpstreamDoc } from '../partners/partners-client.js';
+import type { BulkResult, CallOptions, PartnersClient } from '../partners/partners-client.js';
 import { docKey } from '../store/extract-row.js';
 import { PUBLISHED, type Store, type SyncKey } from '../store/store.js';
 import type { BulkFailure } from '../store/write-log.js';
+import { type CollectionSlug, NATURAL_KEY, VERSIONED } from '../vocabulary/collections.js';
+import { isJsonObject, type JsonObject, type JsonValue, recordId, type UpstreamDoc } from '../vocabulary/ids.js';
 import { type BulkJob, type CreateJob, routeOf, type WriteJobData } from './write-job.js';
 
 /** What applying a write needs: the tenant's client, the mirror, and how to bring the mirror up after a bulk write. */

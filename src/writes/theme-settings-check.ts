@@ -1,4 +1,4 @@
-import { isJsonObject, type JsonObject, type JsonValue } from '../ids.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../vocabulary/ids.js';
 
 /** One field of a theme-settings schema, as the spec's schema endpoint describes it. */
 interface SchemaField {

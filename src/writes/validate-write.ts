@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { UnderstudyError } from '../errors.js';
-import { isJsonObject, isTenantSlug, type JsonObject, type JsonValue } from '../ids.js';
+import { RESOURCE_FIELDS } from '../partners/resource-fields.js';
 import {
   type CollectionSlug,
   FORBIDDEN_FIELDS,
@@ -8,8 +8,8 @@ import {
   isCollectionSlug,
   THEME_SCHEMA_COLLECTIONS,
   VERSIONED,
-} from '../partners/collections.js';
-import { RESOURCE_FIELDS } from '../partners/resource-fields.js';
+} from '../vocabulary/collections.js';
+import { isJsonObject, isTenantSlug, type JsonObject, type JsonValue } from '../vocabulary/ids.js';
 import { checkThemeSettings } from './theme-settings-check.js';
 import { type BulkBody, bulkKindOf, draftAllowed, WRITABLE, type WriteJobData, type WriteOp } from './write-job.js';
 import { WriteJobSchema } from './write-job-schema.js';

@@ -1,6 +1,6 @@
 import { toJsonSchema } from '@valibot/to-json-schema';
 import * as v from 'valibot';
-import { TENANT_SLUG } from '../ids.js';
+import { TENANT_SLUG } from '../vocabulary/ids.js';
 import type {
   BulkCollection,
   CreateCollection,

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import type { JsonObject, JsonValue } from '../ids.js';
 import {
   BULK_ROUTES,
   type BulkKind,
@@ -7,7 +6,8 @@ import {
   DOCUMENTED_ROUTES,
   type RouteOp,
   VERSIONED,
-} from '../partners/collections.js';
+} from '../vocabulary/collections.js';
+import type { JsonObject, JsonValue } from '../vocabulary/ids.js';
 
 /** The four kinds of write; `update` goes out as PUT or PATCH, whichever route the spec has. */
 export const WRITE_OPS = ['create', 'update', 'delete', 'bulk'] as const;

@@ -6,9 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exitCodeFor } from '../../src/cli/exit-codes.js';
 import { main } from '../../src/cli/main.js';
 import { assertReadOnly, formatCsv, leadingVerb, type SqlIo, sqlCommand } from '../../src/cli/sql-command.js';
-import { tenantSlug } from '../../src/ids.js';
 import { openSqliteStore } from '../../src/store/sqlite-store.js';
 import { PUBLISHED, type SyncState } from '../../src/store/store.js';
+import { tenantSlug } from '../../src/vocabulary/ids.js';
 
 const blank: SyncState = { cursor: null, full: null, incremental: null, lastSuccessAt: null, lastError: null };
 let dir: string;

@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { onTestFinished } from 'vitest';
-import { tenantSlug } from '../../src/ids.js';
 import { createLogger } from '../../src/log.js';
 import { createHttpPartnersClient, type HttpClientOptions } from '../../src/partners/http-partners-client.js';
 import { createMemoryRateGate } from '../../src/partners/memory-rate-gate.js';
@@ -12,6 +11,7 @@ import { type SimulatorOptions, startSimulator } from '../../src/sim/start-simul
 import { openSqliteStore } from '../../src/store/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
 import type { SyncDeps, TenantTarget } from '../../src/sync/sync-collection.js';
+import { tenantSlug } from '../../src/vocabulary/ids.js';
 
 export const silentLog = createLogger({ level: 'silent' });
 

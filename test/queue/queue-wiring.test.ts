@@ -6,7 +6,6 @@ import { type CollectionOutcome, syncCollectionProcessor } from '../../jobs/sync
 import { syncTenantProcessor } from '../../jobs/sync-tenant.js';
 import type { TenantConfig } from '../../src/config/config-schema.js';
 import { UnderstudyError, UpstreamError } from '../../src/errors.js';
-import { tenantSlug } from '../../src/ids.js';
 import { createLogger } from '../../src/log.js';
 import {
   addCollectionJob,
@@ -16,6 +15,7 @@ import {
   type SyncQueue,
 } from '../../src/queue/queues.js';
 import { reconcileSchedules, schedulesFor } from '../../src/queue/schedules.js';
+import { tenantSlug } from '../../src/vocabulary/ids.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 
 let server: TestRedis;

@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import type { TenantConfig } from '../../src/config/config-schema.js';
-import { tenantSlug } from '../../src/ids.js';
 import { createLogger } from '../../src/log.js';
 import { openSyncQueue } from '../../src/queue/queues.js';
 import { nextRuns, reconcileSchedules, type ScheduleSpec, schedulesFor } from '../../src/queue/schedules.js';
+import { tenantSlug } from '../../src/vocabulary/ids.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 
 let server: TestRedis;

@@ -1,7 +1,7 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { JsonObject } from '../../src/ids.js';
-import { COLLECTIONS, DOCUMENTED_ROUTES } from '../../src/partners/collections.js';
+import { COLLECTIONS, DOCUMENTED_ROUTES } from '../../src/vocabulary/collections.js';
+import type { JsonObject } from '../../src/vocabulary/ids.js';
 import { type Api, docsOf, openSim } from './sim-helpers.js';
 
 let api: Api;

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { JsonObject } from '../../src/ids.js';
+import type { JsonObject } from '../../src/vocabulary/ids.js';
 import { type Api, docsOf, openSim } from './sim-helpers.js';
 
 describe('rate limits', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { JsonObject } from '../../src/ids.js';
+import type { JsonObject } from '../../src/vocabulary/ids.js';
 import { openSim } from './sim-helpers.js';
 
 const countBySlug = async (api: Awaited<ReturnType<typeof openSim>>, slug: string) =>

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { JsonObject } from '../../src/ids.js';
-import { VERSIONED } from '../../src/partners/collections.js';
+import { VERSIONED } from '../../src/vocabulary/collections.js';
+import type { JsonObject } from '../../src/vocabulary/ids.js';
 import { type Api, docsOf, openSim } from './sim-helpers.js';
 
 // Issue 12: where the spec is silent the simulator answers as Payload 3 does. Each test talks HTTP to a simulator.

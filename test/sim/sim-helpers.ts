@@ -1,6 +1,6 @@
 import { onTestFinished } from 'vitest';
-import type { JsonObject } from '../../src/ids.js';
 import { type Simulator, type SimulatorOptions, startSimulator } from '../../src/sim/start-simulator.js';
+import type { JsonObject } from '../../src/vocabulary/ids.js';
 
 export interface Api {
   sim: Simulator;

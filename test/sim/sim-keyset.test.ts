@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { JsonObject } from '../../src/ids.js';
 import { CollectionData } from '../../src/sim/sim-db.js';
 import { compileWhere } from '../../src/sim/sim-query.js';
+import type { JsonObject } from '../../src/vocabulary/ids.js';
 import { type Api, docsOf, openSim } from './sim-helpers.js';
 
 // Issue 12, item 8: keyset pages on (updatedAt, id) come from a sorted index kept up to date by writes and mutate;

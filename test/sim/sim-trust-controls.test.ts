@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { JsonObject } from '../../src/ids.js';
+import type { JsonObject } from '../../src/vocabulary/ids.js';
 import { docsOf, openSim } from './sim-helpers.js';
 
 const FUTURE = '2099-01-01T00:00:00.000Z';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { JsonObject } from '../../src/ids.js';
+import type { JsonObject } from '../../src/vocabulary/ids.js';
 import { type Api, docsOf, openSim } from './sim-helpers.js';
 
 const first = async (api: Api, c: string, q = ''): Promise<JsonObject> =>

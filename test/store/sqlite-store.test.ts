@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type JsonObject, tenantSlug } from '../../src/ids.js';
-import { COLLECTIONS, type CollectionSlug, tableFor } from '../../src/partners/collections.js';
 import { TYPED_COLUMNS } from '../../src/store/columns.js';
 import { openSqliteStore } from '../../src/store/sqlite-store.js';
 import { PUBLISHED, type Store, type SyncKey, type SyncState } from '../../src/store/store.js';
+import { COLLECTIONS, type CollectionSlug, tableFor } from '../../src/vocabulary/collections.js';
+import { type JsonObject, tenantSlug } from '../../src/vocabulary/ids.js';
 
 const T = tenantSlug('acme');
 const key = (collection: CollectionSlug, variant = PUBLISHED): SyncKey => ({ tenant: T, collection, variant });

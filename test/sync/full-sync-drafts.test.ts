@@ -1,7 +1,6 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { tenantSlug } from '../../src/ids.js';
 import { createHttpPartnersClient } from '../../src/partners/http-partners-client.js';
 import { createMemoryRateGate } from '../../src/partners/memory-rate-gate.js';
 import { startSimulator } from '../../src/sim/start-simulator.js';
@@ -9,6 +8,7 @@ import { openSqliteStore } from '../../src/store/sqlite-store.js';
 import { PUBLISHED } from '../../src/store/store.js';
 import { discoverRoutes } from '../../src/sync/discover-routes.js';
 import { syncCollection } from '../../src/sync/sync-collection.js';
+import { tenantSlug } from '../../src/vocabulary/ids.js';
 import { startFakeUpstream } from '../helpers/fake-upstream.js';
 import { silentLog, tempDir } from '../helpers/sync-harness.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { COLLECTIONS, type CollectionSlug, DOCUMENTED_ROUTES } from '../../src/partners/collections.js';
 import type { ReadRoutes } from '../../src/sync/discover-routes.js';
 import { prerequisitesOf, syncOrder } from '../../src/sync/sync-tenant.js';
+import { COLLECTIONS, type CollectionSlug, DOCUMENTED_ROUTES } from '../../src/vocabulary/collections.js';
 
 const documented: ReadRoutes = {
   list: new Set(COLLECTIONS.filter((c) => DOCUMENTED_ROUTES[c].includes('list'))),

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { UnderstudyError } from '../../src/errors.js';
-import { recordId } from '../../src/ids.js';
-import { tableFor } from '../../src/partners/collections.js';
 import { discoverRoutes } from '../../src/sync/discover-routes.js';
 import { syncCollection } from '../../src/sync/sync-collection.js';
 import { syncTenant } from '../../src/sync/sync-tenant.js';
+import { tableFor } from '../../src/vocabulary/collections.js';
+import { recordId } from '../../src/vocabulary/ids.js';
 import { type Harness, syncHarness } from '../helpers/sync-harness.js';
 
 const signal = () => new AbortController().signal;

@@ -2,11 +2,11 @@ import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { createOpsMetrics } from '../../src/ops/metrics.js';
-import { type CollectionSlug, tableFor } from '../../src/partners/collections.js';
 import { PUBLISHED } from '../../src/store/store.js';
 import { discoverRoutes } from '../../src/sync/discover-routes.js';
 import { syncCollection } from '../../src/sync/sync-collection.js';
 import { syncTenant } from '../../src/sync/sync-tenant.js';
+import { type CollectionSlug, tableFor } from '../../src/vocabulary/collections.js';
 import { type Harness, syncHarness } from '../helpers/sync-harness.js';
 
 const signal = () => new AbortController().signal;

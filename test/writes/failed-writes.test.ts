@@ -1,9 +1,9 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { JsonObject } from '../../src/ids.js';
 import { isPendingJob } from '../../src/queue/write-queue.js';
 import { openSqliteWriteLog } from '../../src/store/write-log.js';
+import type { JsonObject } from '../../src/vocabulary/ids.js';
 import { listFailedWrites, retryWrite, showWrite } from '../../src/writes/failed-writes.js';
 import { createRecordOrder } from '../../src/writes/record-order.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';

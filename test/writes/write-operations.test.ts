@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isJsonObject, type JsonObject } from '../../src/ids.js';
+import { isJsonObject, type JsonObject } from '../../src/vocabulary/ids.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { writeHarness } from './write-harness.js';
 

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { JsonObject } from '../../src/ids.js';
 import { openWritesQueue } from '../../src/queue/write-queue.js';
+import type { JsonObject } from '../../src/vocabulary/ids.js';
 import { jobIdFor } from '../../src/writes/write-job.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { type WriteHarness, writeHarness } from './write-harness.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { JsonObject, JsonValue } from '../../src/ids.js';
+import type { JsonObject, JsonValue } from '../../src/vocabulary/ids.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { writeHarness } from './write-harness.js';
 
