@@ -46,6 +46,8 @@ export const TenantSchema = v.strictObject({
 });
 
 export const ConfigSchema = v.strictObject({
+  /** Where an editor finds this file's JSON Schema (config/understudy.schema.json); ignored by understudy. */
+  $schema: v.optional(v.string()),
   baseUrl: v.pipe(
     v.string(),
     v.url('not a URL'),
