@@ -210,12 +210,17 @@ describe('understudy sql', () => {
 
 describe('built CLI', () => {
   const bin = join(process.cwd(), 'bin', 'understudy');
-  const built =
-    spawnSync('node', ['-e', "import('./dist/src/cli/sql-command.js').then(m => process.exit(m.formatCsv ? 0 : 1))"], {
-      cwd: process.cwd(),
-    }).status === 0;
+  // `npm test` builds first (pretest); run alone, these tests fail loudly rather than skip when dist/ is missing.
+  beforeAll(() => {
+    const built = spawnSync(
+      'node',
+      ['-e', "import('./dist/src/cli/sql-command.js').then(m => process.exit(m.formatCsv ? 0 : 1))"],
+      { cwd: process.cwd() },
+    );
+    if (built.status !== 0) throw new Error('dist/ is missing or stale: run `npm run build` first (npm test does)');
+  });
 
-  it.runIf(built)('answers from the command line and refuses writes with a clear message', () => {
+  it('answers from the command line and refuses writes with a clear message', () => {
     const ok = spawnSync('node', [bin, 'sql', '--db', db, '--json', 'SELECT count(*) AS n FROM series'], {
       encoding: 'utf8',
     });
@@ -226,7 +231,7 @@ describe('built CLI', () => {
     expect(refused.stderr).toContain('sql is read-only: DROP statements are refused');
   });
 
-  it.runIf(built)('stops a runaway statement at --timeout with exit 1 and a one-line reason', () => {
+  it('stops a runaway statement at --timeout with exit 1 and a one-line reason', () => {
     const r = spawnSync(
       'node',
       [
@@ -244,7 +249,7 @@ describe('built CLI', () => {
     expect(r.stderr).toMatch(/^understudy sql: stopped after 1 s \(--timeout\)[^\n]*\n$/);
   });
 
-  it.runIf(built)('gives the same output with --timeout when the statement finishes in time', () => {
+  it('gives the same output with --timeout when the statement finishes in time', () => {
     for (const flag of ['--json', '--csv', '--nl', '--max-width=20']) {
       const argv = ['sql', '--db', db, flag, 'SELECT id, slug, doc FROM series ORDER BY id'];
       const plain = spawnSync('node', [bin, ...argv], { encoding: 'utf8' });
@@ -260,7 +265,7 @@ describe('built CLI', () => {
     expect(refused.stderr).toContain('sql is read-only: DELETE statements are refused');
   });
 
-  it.runIf(built)('refuses a --timeout that is not a positive number of seconds', () => {
+  it('refuses a --timeout that is not a positive number of seconds', () => {
     for (const t of ['0', '-1', 'soon', '3000000']) {
       const r = spawnSync('node', [bin, 'sql', '--db', db, '--timeout', t, 'SELECT 1'], { encoding: 'utf8' });
       expect(r.status).toBe(2);

@@ -4,21 +4,20 @@ import { createLogger } from '../../src/log.js';
 import { enqueueSync } from '../../src/queue/enqueue-sync.js';
 import { reconcileSchedules, schedulesFor } from '../../src/queue/schedules.js';
 import { createWorkerApp } from '../../src/worker-app.js';
-import { SHARED_REDIS_REASON, startRedis, type TestRedis } from '../helpers/redis-server.js';
+import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { runCli } from '../helpers/run-cli.js';
 import { workerHarness } from './worker-harness.js';
 
-// These tests stop and restart Redis, so they need a server of their own.
-const shared = Boolean(process.env.REDIS_URL);
+// These tests stop, restart or flush Redis, so they run on a server of their own (never skipped).
 let server: TestRedis;
 beforeAll(async () => {
-  if (!shared) server = await startRedis();
+  server = await startRedis({ own: true });
 });
 afterAll(async () => {
   await server?.stop();
 });
 
-describe.skipIf(shared)(`Redis going away (${shared ? SHARED_REDIS_REASON : 'own redis-server'})`, () => {
+describe('Redis going away (own redis-server)', () => {
   it('carries on through a Redis restart mid-run: the job completes, no crash', async () => {
     const h = await workerHarness(server.url, {}, { lockDurationMs: 5000 });
     h.sim.controls.injectFaults({ kind: 'latency', ms: 100, count: 10_000, match: { path: '/event-instances' } });
