@@ -15,15 +15,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { request } from 'undici';
-import { createApp } from '../src/app.js';
+import { createApp } from '../src/app/create-app.js';
+import { startWriteWorker } from '../src/app/start-write-worker.js';
 import type { ResolvedTenant } from '../src/config/resolve-tenants.js';
 import { createLogger } from '../src/log.js';
-import { createRedisRateGate } from '../src/partners/redis-rate-gate.js';
+import { createRedisRateGate } from '../src/queue/redis-rate-gate.js';
 import { createWriteQueue } from '../src/queue/write-queue.js';
 import type { RequestLogEntry } from '../src/sim/start-simulator.js';
 import { type JsonObject, tenantSlug } from '../src/vocabulary/ids.js';
 import { parkableGate } from '../src/writes/gate-parking.js';
-import { startWriteWorker } from '../src/writes/write-worker.js';
 
 const LIMIT = 20;
 const WINDOW_MS = Number(process.env.BENCH_WRITE_WINDOW_MS ?? 5000);

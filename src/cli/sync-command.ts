@@ -1,4 +1,4 @@
-import { createApp } from '../app.js';
+import { createApp } from '../app/create-app.js';
 import type { Config } from '../config/config-schema.js';
 import { databasePath } from '../config/database-path.js';
 import { loadConfigFile, parseConfig } from '../config/load-config.js';

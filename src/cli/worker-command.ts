@@ -1,3 +1,5 @@
+import { createWorkerApp } from '../app/start-sync-worker.js';
+import { startConfiguredWriteWorker } from '../app/start-write-worker.js';
 import { databasePath } from '../config/database-path.js';
 import { loadConfigFile } from '../config/load-config.js';
 import { UsageError } from '../errors.js';
@@ -7,8 +9,6 @@ import { instrumentGate } from '../ops/instrument-gate.js';
 import { instrumentWriteWorker } from '../ops/instrument-writes.js';
 import { createOpsMetrics } from '../ops/metrics.js';
 import { startWorkerOps } from '../ops/worker-ops.js';
-import { createWorkerApp } from '../worker-app.js';
-import { startConfiguredWriteWorker } from '../writes/write-worker.js';
 import { parseFlags } from './parse-flags.js';
 
 const HELP = `usage: understudy worker --config FILE [--concurrency N] [--http PORT] [--http-host HOST]

@@ -7,7 +7,7 @@ import { UnderstudyError } from '../errors.js';
 import { openSqliteStore } from '../store/sqlite-store.js';
 import type { Store } from '../store/store.js';
 import { type JsonObject, tenantSlug } from '../vocabulary/ids.js';
-import { createRecordOrder, type RecordOrder } from '../writes/record-order.js';
+import type { RecordOrder } from '../writes/record-order.js';
 import {
   DEFAULT_MAX_BODY_BYTES,
   type ThemeSchemaSource,
@@ -26,6 +26,7 @@ import {
   type WriteJobData,
 } from '../writes/write-job.js';
 import { DEFAULT_PREFIX, DEFAULT_REDIS_URL } from './queues.js';
+import { createRecordOrder } from './redis-record-order.js';
 
 /** The one queue writes run on. */
 export const WRITES_QUEUE = 'writes';

@@ -1,10 +1,10 @@
 import type { Job } from 'bullmq';
 import { UnderstudyError } from '../errors.js';
-import { addWriteJob, type WriteQueueHandle } from '../queue/write-queue.js';
 import type { BulkFailure, WriteLog, WriteLogEntry } from '../store/write-log.js';
-import type { RecordOrder } from './record-order.js';
-import { parseJobData } from './validate-write.js';
-import { recordOf, type WriteJobData } from './write-job.js';
+import type { RecordOrder } from '../writes/record-order.js';
+import { parseJobData } from '../writes/validate-write.js';
+import { recordOf, type WriteJobData } from '../writes/write-job.js';
+import { addWriteJob, type WriteQueueHandle } from './write-queue.js';
 
 /** A write that did not fully succeed: a failed job, or a bulk write that completed as `partial`. */
 export interface FailedWrite {

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { applyWriteProcessor, type WriteTenant } from '../../jobs/apply-write.js';
-import { type AppOptions, createApp } from '../app.js';
 import { type CloseStep, closeAll } from '../close-all.js';
 import type { Config } from '../config/config-schema.js';
 import { databasePath } from '../config/database-path.js';
@@ -11,9 +10,10 @@ import { describeError, UnderstudyError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { PartnersClient } from '../partners/partners-client.js';
 import type { RateGate } from '../partners/rate-gate.js';
-import { createRedisRateGate } from '../partners/redis-rate-gate.js';
 import { collectionLockKey, tryCollectionLock } from '../queue/collection-lock.js';
 import { addCollectionJob, DEFAULT_PREFIX, openSyncQueue, type SyncQueue } from '../queue/queues.js';
+import { createRedisRateGate } from '../queue/redis-rate-gate.js';
+import { createRecordOrder } from '../queue/redis-record-order.js';
 import { longLivedRedis, redisSettings } from '../queue/redis-settings.js';
 import { isPendingJob, openWritesQueue, WRITES_QUEUE, type WriteQueueHandle } from '../queue/write-queue.js';
 import type { Store } from '../store/store.js';
@@ -21,9 +21,9 @@ import { openSqliteWriteLog, type WriteLog } from '../store/write-log.js';
 import { discoverRoutes, type ReadRoutes } from '../sync/discover-routes.js';
 import { syncCollection } from '../sync/sync-collection.js';
 import type { CollectionSlug } from '../vocabulary/collections.js';
-import { parkableGate } from './gate-parking.js';
-import { reconcileWriteLog } from './reconcile-write-log.js';
-import { createRecordOrder } from './record-order.js';
+import { parkableGate } from '../writes/gate-parking.js';
+import { reconcileWriteLog } from '../writes/reconcile-write-log.js';
+import { type AppOptions, createApp } from './create-app.js';
 
 export interface WriteWorkerOptions {
   /** A Redis URL, or an ioredis connection (BullMQ duplicates it for blocking reads; not closed by `close()`). */

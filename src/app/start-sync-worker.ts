@@ -1,19 +1,17 @@
 import { type Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { parkJob } from '../jobs/park-job.js';
-import { type CollectionOutcome, syncCollectionProcessor } from '../jobs/sync-collection.js';
-import { syncTenantProcessor } from '../jobs/sync-tenant.js';
-import { createApp } from './app.js';
-import { type CloseStep, closeAll } from './close-all.js';
-import type { Config } from './config/config-schema.js';
-import { databasePath } from './config/database-path.js';
-import { type ResolvedTenant, resolveTenants } from './config/resolve-tenants.js';
-import type { Logger } from './log.js';
-import { instrumentGate } from './ops/instrument-gate.js';
-import type { OpsMetrics } from './ops/metrics.js';
-import { keyHash } from './partners/key-hash.js';
-import type { RateGate } from './partners/rate-gate.js';
-import { createRedisRateGate } from './partners/redis-rate-gate.js';
+import { parkJob } from '../../jobs/park-job.js';
+import { type CollectionOutcome, syncCollectionProcessor } from '../../jobs/sync-collection.js';
+import { syncTenantProcessor } from '../../jobs/sync-tenant.js';
+import { type CloseStep, closeAll } from '../close-all.js';
+import type { Config } from '../config/config-schema.js';
+import { databasePath } from '../config/database-path.js';
+import { type ResolvedTenant, resolveTenants } from '../config/resolve-tenants.js';
+import type { Logger } from '../log.js';
+import { instrumentGate } from '../ops/instrument-gate.js';
+import type { OpsMetrics } from '../ops/metrics.js';
+import { keyHash } from '../partners/key-hash.js';
+import type { RateGate } from '../partners/rate-gate.js';
 import {
   collectionSyncPending,
   DEFAULT_RETRY,
@@ -21,16 +19,18 @@ import {
   type RetryPolicy,
   SYNC_QUEUE,
   type SyncQueue,
-} from './queue/queues.js';
-import { type RedisLossWatch, watchRedisLoss } from './queue/redis-loss.js';
-import { checkEvictionPolicy, longLivedRedis, redactRedisUrl, redisSettings } from './queue/redis-settings.js';
-import { reconcileSchedules, schedulesFor } from './queue/schedules.js';
-import { openWritesQueue } from './queue/write-queue.js';
-import { discoverRoutes, type ReadRoutes } from './sync/discover-routes.js';
-import { syncCollection } from './sync/sync-collection.js';
-import { prerequisitesOf, syncOrder } from './sync/sync-tenant.js';
-import { COLLECTIONS, type CollectionSlug } from './vocabulary/collections.js';
-import { type Parking, parkableGate, parkedBy, withParking } from './writes/gate-parking.js';
+} from '../queue/queues.js';
+import { type RedisLossWatch, watchRedisLoss } from '../queue/redis-loss.js';
+import { createRedisRateGate } from '../queue/redis-rate-gate.js';
+import { checkEvictionPolicy, longLivedRedis, redactRedisUrl, redisSettings } from '../queue/redis-settings.js';
+import { reconcileSchedules, schedulesFor } from '../queue/schedules.js';
+import { openWritesQueue } from '../queue/write-queue.js';
+import { discoverRoutes, type ReadRoutes } from '../sync/discover-routes.js';
+import { syncCollection } from '../sync/sync-collection.js';
+import { prerequisitesOf, syncOrder } from '../sync/sync-tenant.js';
+import { COLLECTIONS, type CollectionSlug } from '../vocabulary/collections.js';
+import { type Parking, parkableGate, parkedBy, withParking } from '../writes/gate-parking.js';
+import { createApp } from './create-app.js';
 
 export interface WorkerAppOptions {
   readonly log: Logger;

@@ -1,14 +1,14 @@
 import { Agent } from 'undici';
-import { type CloseStep, closeAll } from './close-all.js';
-import type { ResolvedTenant } from './config/resolve-tenants.js';
-import type { Logger } from './log.js';
-import { createHttpPartnersClient, partnersAgentOptions } from './partners/http-partners-client.js';
-import { keyHash } from './partners/key-hash.js';
-import { createMemoryRateGate } from './partners/memory-rate-gate.js';
-import type { PartnersClient } from './partners/partners-client.js';
-import type { RateBudget, RateGate } from './partners/rate-gate.js';
-import { openSqliteStore } from './store/sqlite-store.js';
-import type { Store } from './store/store.js';
+import { type CloseStep, closeAll } from '../close-all.js';
+import type { ResolvedTenant } from '../config/resolve-tenants.js';
+import type { Logger } from '../log.js';
+import { createHttpPartnersClient, partnersAgentOptions } from '../partners/http-partners-client.js';
+import { keyHash } from '../partners/key-hash.js';
+import { createMemoryRateGate } from '../partners/memory-rate-gate.js';
+import type { PartnersClient } from '../partners/partners-client.js';
+import type { RateBudget, RateGate } from '../partners/rate-gate.js';
+import { openSqliteStore } from '../store/sqlite-store.js';
+import type { Store } from '../store/store.js';
 
 /** Builds the rate gate for one API key; one gate per key, shared by every tenant that uses that key. */
 export type GateFactory = (keyHash: string, budget: RateBudget) => RateGate;
