@@ -111,11 +111,10 @@ export async function runSync(
   const resolved: ResolvedTenant[] = resolveTenants(inv.config, env, inv.tenants);
   // One budget per key: with Redis configured, the workers' shared gate (closed after the app that uses it).
   await using budget = inv.localBudget ? null : await openSharedBudget(inv.config, env, log);
-  await using app = await createApp({
-    baseUrl: inv.config.baseUrl,
-    database: inv.database,
+  await using app = await createApp(inv.config, env, {
     log,
-    maxResponseBytes: inv.config.maxResponseBytes,
+    database: inv.database,
+    tenants: inv.tenants,
     ...(budget ? { gateFor: budget.gateFor } : {}),
   });
   const abort = new AbortController();
