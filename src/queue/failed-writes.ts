@@ -104,7 +104,7 @@ function adviceFor(
   return (
     `This ${what} went out and no usable answer came back, so it may have been applied upstream. ` +
     'Check upstream whether the record exists (look it up in the upstream admin by the fields of `data.body`, or ' +
-    'run `understudy sync --full` and query the mirror with `understudy sql`). If it exists, nothing is missing: ' +
+    'run `understudy sync --full` and query the mirror with `understudy sql QUERY`). If it exists, nothing is missing: ' +
     `leave the job failed. If it does not, \`understudy writes retry ${jobId}\` looks it up again (by slug or ` +
     `filename when the body has one) and \`understudy writes retry ${jobId} --resend\` sends it again without looking.`
   );
