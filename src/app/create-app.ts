@@ -106,7 +106,7 @@ export async function createApp(config: Config, env: NodeJS.ProcessEnv, deps: Ap
   const { log } = deps;
   const metrics = deps.metrics ?? null;
   const database = deps.database ?? databasePath(config, env);
-  let resolved = resolveTenants(config, env, deps.tenants);
+  const resolved = resolveTenants(config, env, deps.tenants);
   const { url, prefix } = redisSettings(config, env);
   const steps: CloseStep[] = [];
   const closeSteps = () => closeAll([...steps].reverse(), 'understudy');
@@ -182,8 +182,7 @@ export async function createApp(config: Config, env: NodeJS.ProcessEnv, deps: Ap
       },
     });
     const current = { config, env };
-    let tenants = new Map<string, TenantSettings>();
-    tenants = new Map(resolved.map((t) => [t.slug as string, settingsOf(t)]));
+    let tenants = new Map(resolved.map((t) => [t.slug as string, settingsOf(t)]));
 
     // Route discovery costs requests; each tenant's answer is reused for a while.
     const routeCache = new Map<string, { at: number; routes: Promise<ReadRoutes> }>();
@@ -227,10 +226,10 @@ export async function createApp(config: Config, env: NodeJS.ProcessEnv, deps: Ap
       routesOf,
       gates: () => [...gates.values()],
       async reload(next, nextEnv) {
-        resolved = resolveTenants(next, nextEnv, deps.tenants);
+        const nextTenants = resolveTenants(next, nextEnv, deps.tenants);
         current.config = next;
         current.env = nextEnv;
-        tenants = new Map(resolved.map((t) => [t.slug as string, settingsOf(t)]));
+        tenants = new Map(nextTenants.map((t) => [t.slug as string, settingsOf(t)]));
         routeCache.clear();
         // Every listener runs even when one fails (writes reload at once; schedules wait on Redis).
         let failure: unknown = null;
