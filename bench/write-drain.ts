@@ -15,15 +15,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { request } from 'undici';
-import { createApp } from '../src/app.js';
+import { createApp } from '../src/app/create-app.js';
+import { startWriteDrain } from '../src/app/start-write-worker.js';
+import { parseConfig } from '../src/config/load-config.js';
 import type { ResolvedTenant } from '../src/config/resolve-tenants.js';
 import { createLogger } from '../src/log.js';
-import { createRedisRateGate } from '../src/partners/redis-rate-gate.js';
+import { createRedisRateGate } from '../src/queue/redis-rate-gate.js';
 import { createWriteQueue } from '../src/queue/write-queue.js';
 import type { RequestLogEntry } from '../src/sim/start-simulator.js';
 import { type JsonObject, tenantSlug } from '../src/vocabulary/ids.js';
-import { parkableGate } from '../src/writes/gate-parking.js';
-import { startWriteWorker } from '../src/writes/write-worker.js';
 
 const LIMIT = 20;
 const WINDOW_MS = Number(process.env.BENCH_WRITE_WINDOW_MS ?? 5000);
@@ -173,13 +173,19 @@ async function run(redisUrl: string, tenants: number, busy = false): Promise<{ d
   const prefix = `bench-${Date.now()}-${tenants}`;
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
   const database = join(dir, 'mirror.db');
-  const app = await createApp({
-    baseUrl: sim.url,
-    database,
-    log,
-    // The production gate, default margin: each write counts from its answer, so no margin has to cover delays.
-    gateFor: (keyHash, budget) => parkableGate(createRedisRateGate({ redis, keyHash, budget, prefix })),
-  });
+  const app = await createApp(
+    parseConfig({
+      baseUrl: sim.url,
+      tenants: sim.tenants.map((t, i) => ({ slug: t.slug, apiKeyEnv: `BENCH_KEY_${i}` })),
+    }),
+    Object.fromEntries(sim.tenants.map((t, i) => [`BENCH_KEY_${i}`, t.key])),
+    {
+      database,
+      log,
+      // The production gate, default margin: each write counts from its answer, so no margin has to cover delays.
+      gateFor: (keyHash, budget) => createRedisRateGate({ redis, keyHash, budget, prefix }),
+    },
+  );
   const resolved: ResolvedTenant[] = sim.tenants.map((t) => ({
     slug: tenantSlug(t.slug),
     apiKey: t.key,
@@ -189,7 +195,7 @@ async function run(redisUrl: string, tenants: number, busy = false): Promise<{ d
   }));
   const queue = await createWriteQueue({ connection: redis, prefix });
   const options = { redis, prefix, app, tenants: resolved, database, log, concurrency: 32, attempts: 3 };
-  let worker = await startWriteWorker(options);
+  let worker = await startWriteDrain(options);
   const settled = async (n: number) => {
     for (;;) {
       const counts = await worker.queue.getJobCounts('completed', 'failed');
@@ -219,7 +225,7 @@ async function run(redisUrl: string, tenants: number, busy = false): Promise<{ d
     const started = Date.now();
     let wallMs: number;
     try {
-      worker = await startWriteWorker(options);
+      worker = await startWriteDrain(options);
       await settled(LIMIT + WRITES * measured.length);
       wallMs = Date.now() - started;
     } finally {

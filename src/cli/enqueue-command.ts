@@ -3,6 +3,7 @@ import { loadConfigFile } from '../config/load-config.js';
 import { ConfigError, UsageError } from '../errors.js';
 import { redisSettings, shortLivedRedis } from '../queue/redis-settings.js';
 import { createWriteQueue } from '../queue/write-queue.js';
+import { themeSchemaReader } from '../store/theme-schema-reader.js';
 import { DEFAULT_MAX_BODY_BYTES, parseOp, WriteValidationError } from '../writes/validate-write.js';
 import { parseFlags } from './parse-flags.js';
 
@@ -109,10 +110,12 @@ export async function enqueueCommand(argv: string[]): Promise<number> {
   };
   // enqueue() validates before it sends anything to Redis, so a refused write leaves no trace there.
   const redis = await shortLivedRedis(url, 3000, { maxRetriesPerRequest: 3, enableOfflineQueue: true });
+  // Theme-settings writes are checked against the mirrored schema, read through the store (opened on demand).
+  const schemas = themeSchemaReader(databasePath(config, process.env));
   const queue = await createWriteQueue({
     connection: redis,
     prefix,
-    database: databasePath(config, process.env),
+    themeSchema: (t, c) => schemas.read(t, c),
     config,
   });
   try {
@@ -123,6 +126,7 @@ export async function enqueueCommand(argv: string[]): Promise<number> {
     return 0;
   } finally {
     await queue.close().catch(() => undefined);
+    await schemas.close().catch(() => undefined);
     await redis.quit().catch(() => redis.disconnect());
   }
 }

@@ -1,4 +1,4 @@
-import { createApp } from '../app.js';
+import { createApp } from '../app/create-app.js';
 import type { Config } from '../config/config-schema.js';
 import { databasePath } from '../config/database-path.js';
 import { loadConfigFile, parseConfig } from '../config/load-config.js';
@@ -111,11 +111,10 @@ export async function runSync(
   const resolved: ResolvedTenant[] = resolveTenants(inv.config, env, inv.tenants);
   // One budget per key: with Redis configured, the workers' shared gate (closed after the app that uses it).
   await using budget = inv.localBudget ? null : await openSharedBudget(inv.config, env, log);
-  await using app = await createApp({
-    baseUrl: inv.config.baseUrl,
-    database: inv.database,
+  await using app = await createApp(inv.config, env, {
     log,
-    maxResponseBytes: inv.config.maxResponseBytes,
+    database: inv.database,
+    tenants: inv.tenants,
     ...(budget ? { gateFor: budget.gateFor } : {}),
   });
   const abort = new AbortController();

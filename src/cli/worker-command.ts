@@ -1,14 +1,12 @@
-import { databasePath } from '../config/database-path.js';
+import { createApp } from '../app/create-app.js';
+import { startSyncWorker } from '../app/start-sync-worker.js';
+import { startWorkerOps } from '../app/start-worker-ops.js';
+import { startWriteWorker } from '../app/start-write-worker.js';
 import { loadConfigFile } from '../config/load-config.js';
 import { UsageError } from '../errors.js';
 import { createLogger } from '../log.js';
 import { effectiveEnv } from '../ops/config-reload.js';
-import { instrumentGate } from '../ops/instrument-gate.js';
-import { instrumentWriteWorker } from '../ops/instrument-writes.js';
 import { createOpsMetrics } from '../ops/metrics.js';
-import { startWorkerOps } from '../ops/worker-ops.js';
-import { createWorkerApp } from '../worker-app.js';
-import { startConfiguredWriteWorker } from '../writes/write-worker.js';
 import { parseFlags } from './parse-flags.js';
 
 const HELP = `usage: understudy worker --config FILE [--concurrency N] [--http PORT] [--http-host HOST]
@@ -54,9 +52,6 @@ export async function workerCommand(argv: string[]): Promise<number> {
     throw new UsageError('--http-host needs --http PORT and a host name or address');
   const config = loadConfigFile(values.config);
   const log = createLogger();
-  const env = effectiveEnv(process.env);
-  const metrics = createOpsMetrics();
-
   const stop = new AbortController();
   const onSignal = (sig: NodeJS.Signals) => {
     log.info({ signal: sig }, 'shutdown requested');
@@ -65,39 +60,23 @@ export async function workerCommand(argv: string[]): Promise<number> {
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
   try {
-    await using app = await createWorkerApp(config, { log, env, metrics, ...(concurrency ? { concurrency } : {}) });
-    // Writes (issue 5) drain in the same process; disposed first, so in-flight writes finish before sync closes.
-    await using _writes = await startConfiguredWriteWorker(config, {
+    // Disposed in reverse: ops, writes (in-flight writes finish), syncs, then the app (gates, pool, SQLite, Redis).
+    await using app = await createApp(config, effectiveEnv(process.env), {
       log,
-      env,
-      onRequest: metrics.upstreamRequest,
-      wrapGate: (gate) => instrumentGate(gate, metrics),
+      metrics: createOpsMetrics(),
+      gates: 'redis',
     });
-    instrumentWriteWorker(_writes.writes.worker, metrics);
-    // On SIGTERM, writes drain at the same time as syncs rather than after them, so both fit in the 10 s budget.
-    // Not awaited here: disposal below awaits the same (memoized) close.
-    const drainWrites = () => void _writes.close().catch((err: unknown) => log.warn({ err }, 'closing writes failed'));
-    stop.signal.addEventListener('abort', drainWrites, { once: true });
-    // Operations (issue 6): SIGHUP reload, and the HTTP endpoints with --http; closed before the workers.
-    await using _ops = await startWorkerOps({
+    await using sync = startSyncWorker(app, concurrency ? { concurrency } : {});
+    await using writes = await startWriteWorker(app);
+    // On SIGTERM writes drain alongside the syncs, so both fit in the 10 s budget (disposal awaits the same close).
+    stop.signal.addEventListener('abort', () => void writes.close().catch(() => undefined), { once: true });
+    await using _ops = await startWorkerOps(app, {
       ...(values.http !== undefined ? { port: Number(values.http) } : {}),
       ...(values['http-host'] !== undefined ? { host: values['http-host'] } : {}),
       configPath: values.config,
-      config,
-      databasePath: databasePath(config, env),
-      worker: {
-        queues: [app.queue, _writes.writes.queue],
-        redis: app.redis,
-        // Writes first: their reload cannot fail once the config is validated; the sync side then waits on Redis.
-        reload: async (c, e) => {
-          _writes.reload(c, e);
-          await app.reload(c, e);
-        },
-      },
-      metrics,
-      log,
+      queues: [sync.queue, writes.queue],
     });
-    await app.run(stop.signal);
+    await sync.run(stop.signal);
   } finally {
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);

@@ -2,17 +2,11 @@ import { existsSync } from 'node:fs';
 import { databasePath } from '../config/database-path.js';
 import { loadConfigFile } from '../config/load-config.js';
 import { UsageError } from '../errors.js';
+import { type FailedWrite, listFailedWrites, type RetryResult, retryWrite, showWrite } from '../queue/failed-writes.js';
+import { createRecordOrder } from '../queue/redis-record-order.js';
 import { redisSettings, shortLivedRedis } from '../queue/redis-settings.js';
 import { isPendingJob, openWritesQueue } from '../queue/write-queue.js';
 import { openSqliteWriteLog, type WriteLog } from '../store/write-log.js';
-import {
-  type FailedWrite,
-  listFailedWrites,
-  type RetryResult,
-  retryWrite,
-  showWrite,
-} from '../writes/failed-writes.js';
-import { createRecordOrder } from '../writes/record-order.js';
 import { formatTable } from './format-table.js';
 import { parseFlags } from './parse-flags.js';
 

@@ -1,4 +1,4 @@
-import BetterSqlite3 from 'better-sqlite3';
+import type { MirrorHealth } from '../store/mirror-health.js';
 
 /** One readiness check's verdict; `detail` says why it failed (never a secret). */
 export interface CheckResult {
@@ -70,26 +70,19 @@ export const redisCheck =
   };
 
 /**
- * The SQLite file opens (read-only, a connection of its own) and every migration in `expected` has been applied.
- * A fresh connection each time, so a file replaced or removed under the process is noticed.
+ * The mirror answers and every migration in `expected` has been applied. The worker passes health over its own
+ * connection (which still notices a file removed or replaced under it); tools pass `fileMirrorHealth(path)`.
  */
 export const databaseCheck =
-  (path: string, expected: readonly string[]): ReadinessCheck =>
+  (health: Pick<MirrorHealth, 'appliedMigrations'>, expected: readonly string[]): ReadinessCheck =>
   async () => {
-    let db: BetterSqlite3.Database | null = null;
     try {
-      db = new BetterSqlite3(path, { readonly: true, fileMustExist: true, timeout: 1000 });
-      const table = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'kysely_migration'").get();
-      if (!table) throw new Error('no migrations applied');
-      const applied = new Set(
-        (db.prepare('SELECT name FROM kysely_migration').all() as { name: string }[]).map((r) => r.name),
-      );
+      const applied = new Set(await health.appliedMigrations());
+      if (applied.size === 0) throw new Error('no migrations applied');
       const missing = expected.filter((m) => !applied.has(m));
       if (missing.length > 0) throw new Error(`migrations not applied: ${missing.join(', ')}`);
     } catch (err) {
       const code = (err as { code?: string }).code;
       throw new Error(code ? `${code}: ${(err as Error).message}` : (err as Error).message, { cause: err });
-    } finally {
-      db?.close();
     }
   };

@@ -1,9 +1,9 @@
-import BetterSqlite3 from 'better-sqlite3';
 import type { Queue } from 'bullmq';
 import type { Config } from '../config/config-schema.js';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { MIGRATION_NAMES } from '../store/migrate.js';
+import { fileMirrorHealth, type MirrorHealth } from '../store/mirror-health.js';
 import { type ReloadTarget, type SighupWatcher, watchSighup } from './config-reload.js';
 import {
   DASHBOARD_SESSION_HOURS_ENV,
@@ -30,7 +30,8 @@ export interface WorkerOpsOptions {
   readonly host?: string;
   readonly configPath: string;
   readonly config: Config;
-  readonly databasePath: string;
+  /** The mirror's migrations and last successes, read over the process' own connection. */
+  readonly health: MirrorHealth;
   /** Migrations `/readyz` requires; default: every migration this build knows. */
   readonly expectedMigrations?: readonly string[];
   readonly worker: OpsWorker;
@@ -48,40 +49,11 @@ export interface WorkerOps extends AsyncDisposable {
   close(): Promise<void>;
 }
 
-/** The migrations applied in a database, by name (empty when it has none). */
-export function appliedMigrations(path: string): string[] {
-  const db = new BetterSqlite3(path, { readonly: true, fileMustExist: true, timeout: 1000 });
-  try {
-    const table = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'kysely_migration'").get();
-    if (!table) return [];
-    return (db.prepare('SELECT name FROM kysely_migration ORDER BY name').all() as { name: string }[]).map(
-      (r) => r.name,
-    );
-  } finally {
-    db.close();
-  }
-}
+/** The migrations applied in a database, by name (empty when it has none); a read-only connection of its own. */
+export const appliedMigrations = (path: string): Promise<string[]> => fileMirrorHealth(path).appliedMigrations();
 
-/**
- * The last successful sync of each tenant and collection recorded in the mirror (any variant, any worker).
- * A read-only connection of its own per call: `sync_state` is a small table.
- */
-export async function readLastSuccesses(path: string): Promise<LastSuccess[]> {
-  const db = new BetterSqlite3(path, { readonly: true, fileMustExist: true, timeout: 1000 });
-  try {
-    const rows = db
-      .prepare(
-        `SELECT tenant, collection, max(last_success_at) AS at FROM sync_state
-         WHERE last_success_at IS NOT NULL GROUP BY tenant, collection`,
-      )
-      .all() as { tenant: string; collection: string; at: string }[];
-    return rows
-      .map((r) => ({ tenant: r.tenant, collection: r.collection, at: Date.parse(r.at) }))
-      .filter((r) => Number.isFinite(r.at));
-  } finally {
-    db.close();
-  }
-}
+/** The last successful sync of each tenant and collection recorded in the mirror at `path` (its own connection). */
+export const readLastSuccesses = (path: string): Promise<LastSuccess[]> => fileMirrorHealth(path).lastSuccesses();
 
 /** The dashboard session length from `UNDERSTUDY_DASHBOARD_SESSION_HOURS` (default 12 h); throws on a bad value. */
 export function dashboardSessionMs(env: NodeJS.ProcessEnv): number {
@@ -102,12 +74,12 @@ export async function startWorkerOps(opts: WorkerOpsOptions): Promise<WorkerOps>
   const { worker, metrics, log } = opts;
   const env = opts.env ?? process.env;
   metrics.watchQueues(worker.queues);
-  metrics.readLastSuccesses(() => readLastSuccesses(opts.databasePath));
+  metrics.readLastSuccesses(() => opts.health.lastSuccesses());
   const sighup = watchSighup({ configPath: opts.configPath, initial: opts.config, target: worker, log });
   let server: OpsServer | null = null;
   if (opts.port !== undefined) {
     const expected = opts.expectedMigrations ?? MIGRATION_NAMES;
-    const checks = { redis: redisCheck(worker.redis), database: databaseCheck(opts.databasePath, expected) };
+    const checks = { redis: redisCheck(worker.redis), database: databaseCheck(opts.health, expected) };
     const token = env[DASHBOARD_TOKEN_ENV];
     const sessionMs = dashboardSessionMs(env);
     try {

@@ -1,9 +1,9 @@
 import type { Redis } from 'ioredis';
-import type { GateFactory } from '../app.js';
+import type { GateFactory } from '../app/create-app.js';
 import type { Config } from '../config/config-schema.js';
 import { UnderstudyError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { createRedisRateGate } from '../partners/redis-rate-gate.js';
+import { createRedisRateGate } from './redis-rate-gate.js';
 import { longLivedRedis, redactRedisUrl, redisSettings } from './redis-settings.js';
 
 /** The Redis-backed rate budget an inline command shares with the workers on the same keys. */

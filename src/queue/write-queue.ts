@@ -1,13 +1,11 @@
-import { existsSync } from 'node:fs';
 import { type JobsOptions, Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { closeAll } from '../close-all.js';
 import type { Config } from '../config/config-schema.js';
 import { UnderstudyError } from '../errors.js';
-import { openSqliteStore } from '../store/sqlite-store.js';
 import type { Store } from '../store/store.js';
 import { type JsonObject, tenantSlug } from '../vocabulary/ids.js';
-import { createRecordOrder, type RecordOrder } from '../writes/record-order.js';
+import type { RecordOrder } from '../writes/record-order.js';
 import {
   DEFAULT_MAX_BODY_BYTES,
   type ThemeSchemaSource,
@@ -26,6 +24,7 @@ import {
   type WriteJobData,
 } from '../writes/write-job.js';
 import { DEFAULT_PREFIX, DEFAULT_REDIS_URL } from './queues.js';
+import { createRecordOrder } from './redis-record-order.js';
 
 /** The one queue writes run on. */
 export const WRITES_QUEUE = 'writes';
@@ -171,8 +170,11 @@ export interface WriteQueueOptions {
   readonly connection?: Redis;
   /** Redis key prefix; default `understudy`. */
   readonly prefix?: string;
-  /** The mirror's SQLite file: theme-settings writes are checked against its mirrored schema. */
-  readonly database?: string;
+  /**
+   * Where theme-settings writes find the tenant's mirrored schema to be checked against (a port: the queue opens
+   * no database). Absent: theme settings are checked without a schema.
+   */
+  readonly themeSchema?: ThemeSchemaSource;
   /** Or a store that is already open (not closed by `close()`). */
   readonly store?: Pick<Store, 'getThemeSchema'>;
   /** Largest body accepted, in bytes of compact JSON; default `config.writes.maxBodyBytes`, else 1 MiB. */
@@ -242,19 +244,12 @@ export async function createWriteQueue(opts: WriteQueueOptions = {}): Promise<Wr
   const redis = opts.connection ?? (owned as Redis);
   const queue = openWritesQueue(redis, prefix);
   const order = createRecordOrder({ redis, prefix, isPending: (id) => isPendingJob(queue, id) });
-  let ownedStore: Promise<Store> | null = null;
-  const { database } = opts;
-  // Opened on the first theme-settings write only: other writes need no mirror.
-  const themeSchema: ThemeSchemaSource | null = opts.store
-    ? (tenant, collection) =>
-        (opts.store as Pick<Store, 'getThemeSchema'>).getThemeSchema(tenantSlug(tenant), collection)
-    : database
-      ? async (tenant, collection) => {
-          if (database !== ':memory:' && !existsSync(database)) return null;
-          ownedStore ??= openSqliteStore(database);
-          return (await ownedStore).getThemeSchema(tenantSlug(tenant), collection);
-        }
-      : null;
+  const themeSchema: ThemeSchemaSource | null =
+    opts.themeSchema ??
+    (opts.store
+      ? (tenant, collection) =>
+          (opts.store as Pick<Store, 'getThemeSchema'>).getThemeSchema(tenantSlug(tenant), collection)
+      : null);
 
   const enqueue = async (request: WriteRequest): Promise<string> => {
     const data = await validateWrite(
@@ -283,7 +278,6 @@ export async function createWriteQueue(opts: WriteQueueOptions = {}): Promise<Wr
           async () => {
             if (owned) await owned.quit().catch(() => owned.disconnect());
           },
-          async () => (ownedStore ? (await ownedStore).close() : undefined),
         ],
         'the write queue',
       );

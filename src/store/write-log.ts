@@ -1,6 +1,10 @@
+import type BetterSqlite3 from 'better-sqlite3';
 import { UnderstudyError } from '../errors.js';
 import { migrateToLatest } from './migrate.js';
 import { openDatabase } from './open-database.js';
+
+/** The part of a better-sqlite3 connection the write log uses. */
+type SqliteConnection = Pick<BetterSqlite3.Database, 'prepare'>;
 
 /** Where a write job stands. `running`, `retrying` and `delayed` are passing states; the rest are outcomes. */
 export type WriteStatus = 'running' | 'retrying' | 'delayed' | 'ok' | 'partial' | 'failed';
@@ -161,23 +165,14 @@ const storeError = (what: string, err: unknown) =>
   new UnderstudyError('US_STORE', `write_log ${what} failed: ${(err as Error).message}`, { cause: err });
 
 /**
- * Opens the write log in the mirror's SQLite file (its own connection; WAL lets it sit beside the store's),
- * bringing the schema to the latest migration first.
+ * The write log over a connection already open on the mirror (the store's own: one handle on the file per
+ * process). Its schema must be migrated; `close()` leaves the connection to its owner.
  */
-export async function openSqliteWriteLog(path: string): Promise<WriteLog> {
-  const { db, raw } = openDatabase(path);
-  try {
-    await migrateToLatest(db);
-  } catch (err) {
-    await db.destroy().catch(() => undefined);
-    if (raw.open) raw.close();
-    throw err;
-  }
+export function sqliteWriteLog(raw: SqliteConnection): WriteLog {
   const upsert = raw.prepare(
     `INSERT OR REPLACE INTO write_log (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => `@${c}`).join(', ')})`,
   );
   const byId = raw.prepare('SELECT * FROM write_log WHERE job_id = ?');
-  let closing: Promise<void> | null = null;
   return {
     async record(entry) {
       try {
@@ -205,6 +200,27 @@ export async function openSqliteWriteLog(path: string): Promise<WriteLog> {
         throw storeError('list', err);
       }
     },
+    close: async () => {},
+  };
+}
+
+/**
+ * Opens the write log in the mirror's SQLite file on a connection of its own (the commands that read only the
+ * log; a process that also holds the store takes `sqliteWriteLog` over the store's connection), bringing the
+ * schema to the latest migration first. `close()` closes that connection.
+ */
+export async function openSqliteWriteLog(path: string): Promise<WriteLog> {
+  const { db, raw } = openDatabase(path);
+  try {
+    await migrateToLatest(db);
+  } catch (err) {
+    await db.destroy().catch(() => undefined);
+    if (raw.open) raw.close();
+    throw err;
+  }
+  let closing: Promise<void> | null = null;
+  return {
+    ...sqliteWriteLog(raw),
     close() {
       closing ??= (async () => {
         await db.destroy().catch(() => undefined);

@@ -1,11 +1,23 @@
 import { describeError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { WriteQueueHandle } from '../queue/write-queue.js';
 import type { WriteLog, WriteLogEntry, WriteStatus } from '../store/write-log.js';
+
+/** What the sweep reads of one queued write job (BullMQ's `Job` has all of it). */
+export interface QueuedWriteJob {
+  getState(): Promise<string>;
+  readonly failedReason?: string;
+  readonly finishedOn?: number;
+  readonly returnvalue?: unknown;
+}
+
+/** The writes queue as the sweep sees it: a job by id, or undefined when it is gone. */
+export interface WriteJobLookup {
+  getJob(jobId: string): Promise<QueuedWriteJob | undefined>;
+}
 
 /** What the sweep needs: the writes queue (to read each job's state) and the write log. */
 export interface ReconcileDeps {
-  readonly queue: Pick<WriteQueueHandle, 'getJob'>;
+  readonly queue: WriteJobLookup;
   readonly writeLog: WriteLog;
   readonly log: Logger;
   readonly now?: () => number;

@@ -10,6 +10,7 @@ import { createOpsMetrics } from '../../src/ops/metrics.js';
 import { databaseCheck, redisCheck, runChecks } from '../../src/ops/readiness.js';
 import { appliedMigrations } from '../../src/ops/worker-ops.js';
 import { MIGRATION_NAMES } from '../../src/store/migrate.js';
+import { fileMirrorHealth } from '../../src/store/mirror-health.js';
 import { openSqliteStore } from '../../src/store/sqlite-store.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { tempDir } from '../helpers/sync-harness.js';
@@ -254,7 +255,7 @@ describe('ops HTTP server', () => {
     const path = await migratedDb();
     const redis = connect(own.url);
     await redis.ping();
-    const checks = { redis: redisCheck(redis), database: databaseCheck(path, MIGRATION_NAMES) };
+    const checks = { redis: redisCheck(redis), database: databaseCheck(fileMirrorHealth(path), MIGRATION_NAMES) };
     const ops = await startOpsServer({
       port: 0,
       host: '127.0.0.1',
@@ -280,12 +281,12 @@ describe('ops HTTP server', () => {
 describe('readiness checks', () => {
   it('fails the database check for a missing file and for migrations not applied', async () => {
     const dir = tempDir();
-    const missing = await runChecks({ database: databaseCheck(join(dir, 'none.db'), ['m1']) });
+    const missing = await runChecks({ database: databaseCheck(fileMirrorHealth(join(dir, 'none.db')), ['m1']) });
     expect(missing).toMatchObject({ ok: false, checks: { database: { ok: false } } });
 
     const path = await migratedDb();
     const behind = await runChecks({
-      database: databaseCheck(path, [...appliedMigrations(path), '2099-01-01-001-future']),
+      database: databaseCheck(fileMirrorHealth(path), [...(await appliedMigrations(path)), '2099-01-01-001-future']),
     });
     expect(behind.checks.database?.detail).toContain('2099-01-01-001-future');
   });

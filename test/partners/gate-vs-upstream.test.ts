@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vites
 import { createHttpPartnersClient } from '../../src/partners/http-partners-client.js';
 import { createMemoryRateGate } from '../../src/partners/memory-rate-gate.js';
 import type { RateBudget, RateGate } from '../../src/partners/rate-gate.js';
-import { createRedisRateGate } from '../../src/partners/redis-rate-gate.js';
+import { createRedisRateGate } from '../../src/queue/redis-rate-gate.js';
 import { startSimulator } from '../../src/sim/start-simulator.js';
 import { tenantSlug } from '../../src/vocabulary/ids.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createWorkerApp } from '../../src/app/start-sync-worker.js';
 import { parseConfig } from '../../src/config/load-config.js';
 import { createLogger } from '../../src/log.js';
 import { enqueueSync } from '../../src/queue/enqueue-sync.js';
 import { reconcileSchedules, schedulesFor } from '../../src/queue/schedules.js';
-import { createWorkerApp } from '../../src/worker-app.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { runCli } from '../helpers/run-cli.js';
 import { workerHarness } from './worker-harness.js';

@@ -1,13 +1,13 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
+import { createWorkerApp } from '../../src/app/start-sync-worker.js';
 import { parseConfig } from '../../src/config/load-config.js';
 import { createLogger } from '../../src/log.js';
 import { createOpsMetrics } from '../../src/ops/metrics.js';
 import { keyHash } from '../../src/partners/key-hash.js';
-import { createRedisRateGate } from '../../src/partners/redis-rate-gate.js';
 import { enqueueSync } from '../../src/queue/enqueue-sync.js';
+import { createRedisRateGate } from '../../src/queue/redis-rate-gate.js';
 import type { CollectionSlug } from '../../src/vocabulary/collections.js';
-import { createWorkerApp } from '../../src/worker-app.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { workerHarness } from './worker-harness.js';
 

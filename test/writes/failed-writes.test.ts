@@ -1,11 +1,11 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listFailedWrites, retryWrite, showWrite } from '../../src/queue/failed-writes.js';
+import { createRecordOrder } from '../../src/queue/redis-record-order.js';
 import { isPendingJob } from '../../src/queue/write-queue.js';
 import { openSqliteWriteLog } from '../../src/store/write-log.js';
 import type { JsonObject } from '../../src/vocabulary/ids.js';
-import { listFailedWrites, retryWrite, showWrite } from '../../src/writes/failed-writes.js';
-import { createRecordOrder } from '../../src/writes/record-order.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { runCli } from '../helpers/run-cli.js';
 import { tempDir } from '../helpers/sync-harness.js';

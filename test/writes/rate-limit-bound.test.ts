@@ -1,8 +1,8 @@
 import * as v from 'valibot';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigSchema } from '../../src/config/config-schema.js';
+import { listFailedWrites } from '../../src/queue/failed-writes.js';
 import type { JsonObject } from '../../src/vocabulary/ids.js';
-import { listFailedWrites } from '../../src/writes/failed-writes.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { writeHarness } from './write-harness.js';
 

@@ -1,10 +1,10 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { retryWrite, showWrite } from '../../src/queue/failed-writes.js';
+import { createRecordOrder } from '../../src/queue/redis-record-order.js';
 import { isPendingJob, openWritesQueue } from '../../src/queue/write-queue.js';
 import { openSqliteWriteLog } from '../../src/store/write-log.js';
 import type { JsonObject } from '../../src/vocabulary/ids.js';
-import { retryWrite, showWrite } from '../../src/writes/failed-writes.js';
-import { createRecordOrder } from '../../src/writes/record-order.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { type WriteHarness, writeHarness } from './write-harness.js';
 

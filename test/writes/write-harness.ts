@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { expect, onTestFinished, vi } from 'vitest';
+import { startWriteDrain, type WriteWorker, type WriteWorkerOptions } from '../../src/app/start-write-worker.js';
 import type { ResolvedTenant } from '../../src/config/resolve-tenants.js';
 import { createHttpPartnersClient, type HttpClientOptions } from '../../src/partners/http-partners-client.js';
 import { createMemoryRateGate } from '../../src/partners/memory-rate-gate.js';
@@ -16,7 +17,6 @@ import { syncCollection } from '../../src/sync/sync-collection.js';
 import type { CollectionSlug } from '../../src/vocabulary/collections.js';
 import { type TenantSlug, tenantSlug } from '../../src/vocabulary/ids.js';
 import { parkableGate } from '../../src/writes/gate-parking.js';
-import { startWriteWorker, type WriteWorker, type WriteWorkerOptions } from '../../src/writes/write-worker.js';
 import { silentLog, tempDir } from '../helpers/sync-harness.js';
 import { startDroppingProxy } from './dropping-proxy.js';
 
@@ -92,7 +92,7 @@ export async function writeHarness(opts: WriteHarnessOptions) {
 
   let worker: WriteWorker | null = null;
   const startWorker = async (extra: Partial<WriteWorkerOptions> = {}): Promise<WriteWorker> => {
-    const w = await startWriteWorker({
+    const w = await startWriteDrain({
       redis: opts.redisUrl,
       prefix,
       app: { store, clientFor },

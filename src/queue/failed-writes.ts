@@ -1,10 +1,10 @@
 import type { Job } from 'bullmq';
 import { UnderstudyError } from '../errors.js';
-import { addWriteJob, type WriteQueueHandle } from '../queue/write-queue.js';
 import type { BulkFailure, WriteLog, WriteLogEntry } from '../store/write-log.js';
-import type { RecordOrder } from './record-order.js';
-import { parseJobData } from './validate-write.js';
-import { recordOf, type WriteJobData } from './write-job.js';
+import type { RecordOrder } from '../writes/record-order.js';
+import { parseJobData } from '../writes/validate-write.js';
+import { recordOf, type WriteJobData } from '../writes/write-job.js';
+import { addWriteJob, type WriteQueueHandle } from './write-queue.js';
 
 /** A write that did not fully succeed: a failed job, or a bulk write that completed as `partial`. */
 export interface FailedWrite {
@@ -104,7 +104,7 @@ function adviceFor(
   return (
     `This ${what} went out and no usable answer came back, so it may have been applied upstream. ` +
     'Check upstream whether the record exists (look it up in the upstream admin by the fields of `data.body`, or ' +
-    'run `understudy sync --full` and query the mirror with `understudy sql`). If it exists, nothing is missing: ' +
+    'run `understudy sync --full` and query the mirror with `understudy sql QUERY`). If it exists, nothing is missing: ' +
     `leave the job failed. If it does not, \`understudy writes retry ${jobId}\` looks it up again (by slug or ` +
     `filename when the body has one) and \`understudy writes retry ${jobId} --resend\` sends it again without looking.`
   );

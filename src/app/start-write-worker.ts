@@ -2,38 +2,41 @@ import { randomUUID } from 'node:crypto';
 import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { applyWriteProcessor, type WriteTenant } from '../../jobs/apply-write.js';
-import { type AppOptions, createApp } from '../app.js';
 import { type CloseStep, closeAll } from '../close-all.js';
-import type { Config } from '../config/config-schema.js';
-import { databasePath } from '../config/database-path.js';
-import { type ResolvedTenant, resolveTenants } from '../config/resolve-tenants.js';
+import type { ResolvedTenant } from '../config/resolve-tenants.js';
 import { describeError, UnderstudyError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { instrumentWriteWorker } from '../ops/instrument-writes.js';
 import type { PartnersClient } from '../partners/partners-client.js';
-import type { RateGate } from '../partners/rate-gate.js';
-import { createRedisRateGate } from '../partners/redis-rate-gate.js';
 import { collectionLockKey, tryCollectionLock } from '../queue/collection-lock.js';
 import { addCollectionJob, DEFAULT_PREFIX, openSyncQueue, type SyncQueue } from '../queue/queues.js';
-import { longLivedRedis, redisSettings } from '../queue/redis-settings.js';
+import { createRecordOrder } from '../queue/redis-record-order.js';
 import { isPendingJob, openWritesQueue, WRITES_QUEUE, type WriteQueueHandle } from '../queue/write-queue.js';
 import type { Store } from '../store/store.js';
 import { openSqliteWriteLog, type WriteLog } from '../store/write-log.js';
 import { discoverRoutes, type ReadRoutes } from '../sync/discover-routes.js';
 import { syncCollection } from '../sync/sync-collection.js';
 import type { CollectionSlug } from '../vocabulary/collections.js';
-import { parkableGate } from './gate-parking.js';
-import { reconcileWriteLog } from './reconcile-write-log.js';
-import { createRecordOrder } from './record-order.js';
+import { reconcileWriteLog } from '../writes/reconcile-write-log.js';
+import type { App } from './create-app.js';
 
 export interface WriteWorkerOptions {
   /** A Redis URL, or an ioredis connection (BullMQ duplicates it for blocking reads; not closed by `close()`). */
   readonly redis: string | Redis;
   /** Redis key prefix; default `understudy`. */
   readonly prefix?: string;
-  /** The composition root's store and clients: each tenant's client carries its key's shared rate gate. */
-  readonly app: { readonly store: Store; clientFor(tenant: ResolvedTenant): PartnersClient };
+  /**
+   * The composition root's store and clients (each tenant's client carries its key's shared rate gate); with
+   * `writeLog` and `routesOf`, the app's write log (over the store's connection, not closed here) and route cache.
+   */
+  readonly app: {
+    readonly store: Store;
+    clientFor(tenant: ResolvedTenant): PartnersClient;
+    readonly writeLog?: WriteLog;
+    routesOf?(slug: string, signal: AbortSignal): Promise<ReadRoutes>;
+  };
   readonly tenants: readonly ResolvedTenant[];
-  /** The mirror's SQLite file, where `write_log` lives. */
+  /** The mirror's SQLite file, where `write_log` lives (opened here only when `app.writeLog` is absent). */
   readonly database: string;
   readonly log: Logger;
   /** Attempts per write, the first included (config `writes.attempts`); default 8. */
@@ -81,7 +84,7 @@ export interface WriteWorkerOptions {
   readonly parking?: { readonly afterMs: number; readonly retryInMs: number } | null;
 }
 
-export interface WriteWorker {
+export interface WriteWorker extends AsyncDisposable {
   readonly worker: Worker;
   readonly queue: WriteQueueHandle;
   /** Replaces the tenants (config reload): clients rebuilt with current keys; writes in flight keep theirs. */
@@ -93,8 +96,8 @@ export interface WriteWorker {
 /** Default of config `writes.maxRateLimitWaitMs`: a write gives up after an hour of 429s. */
 export const DEFAULT_MAX_RATE_LIMIT_WAIT_MS = 3_600_000;
 
-/** Starts draining the writes queue in this process. */
-export async function startWriteWorker(opts: WriteWorkerOptions): Promise<WriteWorker> {
+/** Starts draining the writes queue in this process, from explicit options (tests, benchmarks). */
+export async function startWriteDrain(opts: WriteWorkerOptions): Promise<WriteWorker> {
   const prefix = opts.prefix ?? DEFAULT_PREFIX;
   const log = opts.log.child({ queue: WRITES_QUEUE });
   const owned = typeof opts.redis === 'string' ? new Redis(opts.redis, { maxRetriesPerRequest: null }) : null;
@@ -102,7 +105,8 @@ export async function startWriteWorker(opts: WriteWorkerOptions): Promise<WriteW
   const redis = owned ?? (opts.redis as Redis);
   const stop = new AbortController();
   const stopping = opts.stopping ? AbortSignal.any([opts.stopping, stop.signal]) : stop.signal;
-  const writeLog: WriteLog = await openSqliteWriteLog(opts.database);
+  const ownWriteLog = opts.app.writeLog ? null : await openSqliteWriteLog(opts.database);
+  const writeLog: WriteLog = opts.app.writeLog ?? (ownWriteLog as WriteLog);
   const queue = openWritesQueue(redis, prefix);
   let syncQueue: SyncQueue | null = null;
   const syncQueueOf = () => {
@@ -117,6 +121,7 @@ export async function startWriteWorker(opts: WriteWorkerOptions): Promise<WriteW
   }
   const routes = new Map<string, Promise<ReadRoutes>>();
   const routesOf = (slug: string, client: PartnersClient, signal: AbortSignal): Promise<ReadRoutes> => {
+    if (opts.app.routesOf) return opts.app.routesOf(slug, signal);
     let hit = routes.get(slug);
     if (!hit) {
       hit = discoverRoutes(client, { signal });
@@ -156,6 +161,7 @@ export async function startWriteWorker(opts: WriteWorkerOptions): Promise<WriteW
         {
           slug: resolved.slug,
           drafts: resolved.drafts,
+          ...(resolved.collections ? { collections: resolved.collections } : {}),
           ...(resolved.locales ? { locales: resolved.locales } : {}),
         },
         collection,
@@ -240,7 +246,7 @@ export async function startWriteWorker(opts: WriteWorkerOptions): Promise<WriteW
   log.info({ tenants: [...tenants.keys()], concurrency: opts.concurrency ?? 8 }, 'write worker started');
 
   let closing: Promise<void> | null = null;
-  return {
+  const handle: WriteWorker = {
     worker,
     queue,
     reload(next) {
@@ -250,6 +256,7 @@ export async function startWriteWorker(opts: WriteWorkerOptions): Promise<WriteW
       }
       routes.clear();
     },
+    [Symbol.asyncDispose]: () => handle.close(),
     close() {
       closing ??= (async () => {
         // Writes in flight get a grace period to finish; then their waits and requests are aborted and handed back.
@@ -272,7 +279,7 @@ export async function startWriteWorker(opts: WriteWorkerOptions): Promise<WriteW
           },
           () => queue.close(),
           async () => syncQueue?.close(),
-          () => writeLog.close(),
+          async () => ownWriteLog?.close(),
           async () => {
             if (owned) await owned.quit().catch(() => owned.disconnect());
           },
@@ -282,81 +289,42 @@ export async function startWriteWorker(opts: WriteWorkerOptions): Promise<WriteW
       return closing;
     },
   };
-}
-
-/** A write worker built from the config alone, with its own connections; disposing it closes them all. */
-export interface ConfiguredWriteWorker extends AsyncDisposable {
-  readonly writes: WriteWorker;
-  /** Applies a re-read config and environment (SIGHUP): tenants and keys. */
-  reload(config: Config, env: NodeJS.ProcessEnv): void;
-  close(): Promise<void>;
+  return handle;
 }
 
 /**
- * Starts the write worker for `understudy worker`: Redis from `REDIS_URL` / config `redis`, one Redis-backed rate
- * gate per key (shared with every other process using the key), the mirror at the config's database, and
- * config `writes.attempts`.
+ * Starts the write side of `understudy worker` on the app's resources: its Redis connection and key prefix, its
+ * rate gates (Redis-backed, instrumented and parkable, built in createApp), its clients, store, write log and route
+ * cache; config `writes` and `worker` for attempts and locks. A reload of the app replaces the tenants.
  */
-export async function startConfiguredWriteWorker(
-  config: Config,
-  opts: {
-    readonly log: Logger;
-    readonly env?: NodeJS.ProcessEnv;
-    readonly concurrency?: number;
-    /** Operations (issue 6): each upstream request, and each rate gate wrapped to report its waits. */
-    readonly onRequest?: AppOptions['onRequest'];
-    readonly wrapGate?: (gate: RateGate) => RateGate;
-  },
-): Promise<ConfiguredWriteWorker> {
-  const env = opts.env ?? process.env;
-  const tenants = resolveTenants(config, env);
-  const { url, prefix } = redisSettings(config, env);
-  const redis = longLivedRedis(url, opts.log, 'writes');
-  const database = databasePath(config, env);
-  const steps: CloseStep[] = [async () => redis.quit().catch(() => redis.disconnect())];
-  const closeSteps = async () => {
-    const run = [...steps].reverse();
-    steps.length = 0;
-    await closeAll(run, 'the write worker');
-  };
-  try {
-    const app = await createApp({
-      baseUrl: config.baseUrl,
-      database,
-      log: opts.log,
-      maxResponseBytes: config.maxResponseBytes,
-      gateFor: (keyHash, budget) => {
-        const gate = createRedisRateGate({ redis, keyHash, budget, prefix });
-        return parkableGate(opts.wrapGate ? opts.wrapGate(gate) : gate);
-      },
-      ...(opts.onRequest ? { onRequest: opts.onRequest } : {}),
-    });
-    steps.push(() => app.close());
-    const writes = await startWriteWorker({
-      redis,
-      prefix,
-      app,
-      tenants,
-      database,
-      log: opts.log,
-      ...(config.writes?.attempts ? { attempts: config.writes.attempts } : {}),
-      ...(config.writes?.maxRateLimitWaitMs !== undefined
-        ? { maxRateLimitWaitMs: config.writes.maxRateLimitWaitMs }
-        : {}),
-      ...(opts.concurrency ? { concurrency: opts.concurrency } : {}),
-      ...(config.worker?.lockDurationMs ? { lockDurationMs: config.worker.lockDurationMs } : {}),
-      ...(config.worker?.stalledIntervalMs ? { stalledIntervalMs: config.worker.stalledIntervalMs } : {}),
-    });
-    steps.push(() => writes.close());
-    let closing: Promise<void> | null = null;
-    const close = () => {
-      closing ??= closeSteps();
-      return closing;
-    };
-    const reload = (next: Config, nextEnv: NodeJS.ProcessEnv) => writes.reload(resolveTenants(next, nextEnv));
-    return { writes, reload, close, [Symbol.asyncDispose]: close };
-  } catch (err) {
-    await closeSteps().catch(() => undefined);
-    throw err;
-  }
+export async function startWriteWorker(
+  app: App,
+  opts: { readonly concurrency?: number; readonly stopping?: AbortSignal } = {},
+): Promise<WriteWorker> {
+  const { config } = app;
+  if (!app.redis) throw new TypeError('startWriteWorker needs an app with Redis gates (createApp gates: "redis")');
+  const writes = await startWriteDrain({
+    redis: app.redis,
+    prefix: app.prefix,
+    app: {
+      store: app.store,
+      writeLog: app.writeLog,
+      routesOf: app.routesOf,
+      clientFor: (t) => app.tenant(t.slug)?.client ?? app.clientFor(t),
+    },
+    tenants: app.tenants().map((t) => t.resolved),
+    database: app.databasePath,
+    log: app.log,
+    ...(config.writes?.attempts ? { attempts: config.writes.attempts } : {}),
+    ...(config.writes?.maxRateLimitWaitMs !== undefined
+      ? { maxRateLimitWaitMs: config.writes.maxRateLimitWaitMs }
+      : {}),
+    ...(opts.concurrency ? { concurrency: opts.concurrency } : {}),
+    ...(opts.stopping ? { stopping: opts.stopping } : {}),
+    ...(config.worker?.lockDurationMs ? { lockDurationMs: config.worker.lockDurationMs } : {}),
+    ...(config.worker?.stalledIntervalMs ? { stalledIntervalMs: config.worker.stalledIntervalMs } : {}),
+  });
+  if (app.metrics) instrumentWriteWorker(writes.worker, app.metrics);
+  app.onReload((a) => writes.reload(a.tenants().map((t) => t.resolved)));
+  return writes;
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { UnderstudyError } from '../errors.js';
-import type { RateBudget, RateGate, RequestKind } from './rate-gate.js';
+import type { RateBudget, RateGate, RequestKind } from '../partners/rate-gate.js';
 
 /**
  * Admits one request or says how long to wait, atomically, on Redis' own clock (TIME), so processes on

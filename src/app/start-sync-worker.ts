@@ -1,19 +1,13 @@
 import { type Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { parkJob } from '../jobs/park-job.js';
-import { type CollectionOutcome, syncCollectionProcessor } from '../jobs/sync-collection.js';
-import { syncTenantProcessor } from '../jobs/sync-tenant.js';
-import { createApp } from './app.js';
-import { type CloseStep, closeAll } from './close-all.js';
-import type { Config } from './config/config-schema.js';
-import { databasePath } from './config/database-path.js';
-import { type ResolvedTenant, resolveTenants } from './config/resolve-tenants.js';
-import type { Logger } from './log.js';
-import { instrumentGate } from './ops/instrument-gate.js';
-import type { OpsMetrics } from './ops/metrics.js';
-import { keyHash } from './partners/key-hash.js';
-import type { RateGate } from './partners/rate-gate.js';
-import { createRedisRateGate } from './partners/redis-rate-gate.js';
+import { parkJob } from '../../jobs/park-job.js';
+import { type CollectionOutcome, syncCollectionProcessor } from '../../jobs/sync-collection.js';
+import { syncTenantProcessor } from '../../jobs/sync-tenant.js';
+import { type CloseStep, closeAll } from '../close-all.js';
+import type { Config } from '../config/config-schema.js';
+import type { Logger } from '../log.js';
+import type { OpsMetrics } from '../ops/metrics.js';
+import { keyHash } from '../partners/key-hash.js';
 import {
   collectionSyncPending,
   DEFAULT_RETRY,
@@ -21,104 +15,116 @@ import {
   type RetryPolicy,
   SYNC_QUEUE,
   type SyncQueue,
-} from './queue/queues.js';
-import { type RedisLossWatch, watchRedisLoss } from './queue/redis-loss.js';
-import { checkEvictionPolicy, longLivedRedis, redactRedisUrl, redisSettings } from './queue/redis-settings.js';
-import { reconcileSchedules, schedulesFor } from './queue/schedules.js';
-import { openWritesQueue } from './queue/write-queue.js';
-import { discoverRoutes, type ReadRoutes } from './sync/discover-routes.js';
-import { syncCollection } from './sync/sync-collection.js';
-import { prerequisitesOf, syncOrder } from './sync/sync-tenant.js';
-import { COLLECTIONS, type CollectionSlug } from './vocabulary/collections.js';
-import { type Parking, parkableGate, parkedBy, withParking } from './writes/gate-parking.js';
+} from '../queue/queues.js';
+import { type RedisLossWatch, watchRedisLoss } from '../queue/redis-loss.js';
+import { checkEvictionPolicy, redactRedisUrl, redisSettings } from '../queue/redis-settings.js';
+import { reconcileSchedules, schedulesFor } from '../queue/schedules.js';
+import { openWritesQueue } from '../queue/write-queue.js';
+import { syncCollection } from '../sync/sync-collection.js';
+import { prerequisitesOf, syncOrder } from '../sync/sync-tenant.js';
+import { COLLECTIONS, type CollectionSlug } from '../vocabulary/collections.js';
+import { type Parking, parkedBy, withParking } from '../writes/gate-parking.js';
+import { type App, createApp, httpPoolsOpened } from './create-app.js';
 
-export interface WorkerAppOptions {
-  readonly log: Logger;
-  readonly env?: NodeJS.ProcessEnv;
+export interface SyncWorkerOptions {
   /** Jobs run at once in this process (default config `worker.concurrency`, else 2). */
   readonly concurrency?: number;
   /** How long shutdown lets the page in flight finish before dropping it (default 7000 ms, inside a 10 s stop). */
   readonly graceMs?: number;
-  /** Operations (issue 6): upstream requests, rate-gate waits and finished syncs are reported here. */
-  readonly metrics?: OpsMetrics;
   /** How often the worker checks that Redis still holds its data (also on each reconnect); default 5000 ms. */
   readonly redisCheckMs?: number;
 }
 
-export interface WorkerApp extends AsyncDisposable {
+export interface SyncWorker extends AsyncDisposable {
   readonly queue: SyncQueue;
-  /** The command connection (readiness pings it). */
+  /** The app's command connection (readiness pings it). */
   readonly redis: Redis;
+  /** Processes sync jobs until `signal` aborts, then stops taking jobs and lets the active ones checkpoint. */
+  run(signal: AbortSignal): Promise<void>;
+  /** Closes the worker and its queues (the app's resources are the app's to close). Idempotent. */
+  close(): Promise<void>;
+}
+
+/** A sync worker with an app of its own (tests): `reload` and `close` reach the app too. */
+export interface WorkerApp extends SyncWorker {
+  readonly app: App;
   /**
    * Applies a re-read config and environment (SIGHUP): tenants added or removed, each client rebuilt with its
    * current key, schedulers upserted or removed. Jobs already running keep the client they started with.
    */
   reload(config: Config, env: NodeJS.ProcessEnv): Promise<void>;
-  /** Processes sync jobs until `signal` aborts, then stops taking jobs and lets the active ones checkpoint. */
-  run(signal: AbortSignal): Promise<void>;
-  /** Closes the worker, queue, clients, database and Redis, in that order. Idempotent. */
-  close(): Promise<void>;
 }
 
-const ROUTES_TTL_MS = 10 * 60_000;
+export interface WorkerAppOptions extends SyncWorkerOptions {
+  readonly log: Logger;
+  readonly env?: NodeJS.ProcessEnv;
+  /** Operations (issue 6): upstream requests, rate-gate waits and finished syncs are reported here. */
+  readonly metrics?: OpsMetrics;
+}
+
 /** A sync waiting longer than this for its key's budget gives its slot back (config `worker.parkAfterMs`). */
 export const DEFAULT_PARK_AFTER_MS = 2000;
 /** How long a parked sync stays delayed (config `worker.parkForMs`). */
 export const DEFAULT_PARK_FOR_MS = 5000;
 
-/**
- * The queue side's composition root: Redis connections, the Redis-backed rate gates (one per key hash),
- * the store and clients (through `createApp`), the sync queue, its worker and the schedules.
- */
+/** Builds an app with Redis gates and starts a sync worker on it; closing it closes both. */
 export async function createWorkerApp(config: Config, opts: WorkerAppOptions): Promise<WorkerApp> {
-  const env = opts.env ?? process.env;
-  const log = opts.log;
-  const tenants = new Map<string, ResolvedTenant>(resolveTenants(config, env).map((t) => [t.slug, t]));
-  const { url, prefix } = redisSettings(config, env);
-  const retry: RetryPolicy = {
-    attempts: config.worker?.attempts ?? DEFAULT_RETRY.attempts,
-    backoffMs: config.worker?.backoffMs ?? DEFAULT_RETRY.backoffMs,
-  };
-  const lockDuration = config.worker?.lockDurationMs ?? 30_000;
-  const stalledInterval = config.worker?.stalledIntervalMs ?? Math.min(30_000, lockDuration);
-  const concurrency = opts.concurrency ?? config.worker?.concurrency ?? 2;
-
-  const redis: Redis = longLivedRedis(url, log, 'commands');
-  // Every key's gate, to hold them all for a window when Redis loses its data (see `recover` below).
-  const keyGates: { gate: RateGate; windowMs: number }[] = [];
-  const app = await createApp({
-    baseUrl: config.baseUrl,
-    database: databasePath(config, env),
-    log,
-    maxResponseBytes: config.maxResponseBytes,
-    gateFor: (hash, budget) => {
-      const gate = createRedisRateGate({ redis, keyHash: hash, budget, prefix });
-      keyGates.push({ gate, windowMs: budget.windowMs });
-      // Parkable: a sync that would wait long for this key's budget gives its worker slot back (see `parkingFor`).
-      return parkableGate(opts.metrics ? instrumentGate(gate, opts.metrics) : gate);
-    },
-    ...(opts.metrics ? { onRequest: opts.metrics.upstreamRequest } : {}),
+  const app = await createApp(config, opts.env ?? process.env, {
+    log: opts.log,
+    gates: 'redis',
+    ...(opts.metrics ? { metrics: opts.metrics } : {}),
   });
-  const clients = new Map([...tenants.values()].map((t) => [t.slug as string, app.clientFor(t)]));
+  let sync: SyncWorker;
+  try {
+    sync = startSyncWorker(app, opts);
+  } catch (err) {
+    await app.close();
+    throw err;
+  }
+  let closing: Promise<void> | null = null;
+  const close = (): Promise<void> => {
+    closing ??= closeAll([() => sync.close(), () => app.close()], 'the worker');
+    return closing;
+  };
+  return {
+    app,
+    queue: sync.queue,
+    redis: sync.redis,
+    run: (signal) => sync.run(signal),
+    reload: (c, e) => app.reload(c, e),
+    close,
+    [Symbol.asyncDispose]: close,
+  };
+}
+
+/**
+ * Starts the sync side of `understudy worker` on the app's resources: the sync queue, its worker and the
+ * schedules (reconciled at start, on each reload through the app, and after Redis lost its data).
+ */
+export function startSyncWorker(app: App, opts: SyncWorkerOptions = {}): SyncWorker {
+  const { log } = app;
+  const metrics = app.metrics;
+  const config = () => app.config;
+  const redis = app.redis;
+  if (!redis) throw new TypeError('startSyncWorker needs an app with Redis gates (createApp gates: "redis")');
+  const prefix = app.prefix;
+  const { url } = redisSettings(app.config, app.env);
+  const retryOf = (c: Config): RetryPolicy => ({
+    attempts: c.worker?.attempts ?? DEFAULT_RETRY.attempts,
+    backoffMs: c.worker?.backoffMs ?? DEFAULT_RETRY.backoffMs,
+  });
+  const retry = retryOf(app.config);
+  const lockDuration = app.config.worker?.lockDurationMs ?? 30_000;
+  const stalledInterval = app.config.worker?.stalledIntervalMs ?? Math.min(30_000, lockDuration);
+  const concurrency = opts.concurrency ?? app.config.worker?.concurrency ?? 2;
+
   const queue = openSyncQueue(redis, prefix);
   queue.on('error', (err) => log.warn({ reason: err.message }, 'queue error'));
   // Read only for its counts: what a loss of Redis' data took with it.
   const writesQueue = openWritesQueue(redis, prefix);
   writesQueue.on('error', () => {});
   let lossWatch: RedisLossWatch | null = null;
-
-  // Route discovery costs requests; each tenant's answer is reused for a while.
-  const routeCache = new Map<string, { at: number; routes: Promise<ReadRoutes> }>();
-  const routesOf = (tenant: string, signal: AbortSignal): Promise<ReadRoutes> => {
-    const hit = routeCache.get(tenant);
-    if (hit && Date.now() - hit.at < ROUTES_TTL_MS) return hit.routes;
-    const client = clients.get(tenant);
-    if (!client) throw new Error(`tenant ${tenant} has no client`);
-    const routes = discoverRoutes(client, { signal });
-    routes.catch(() => routeCache.delete(tenant));
-    routeCache.set(tenant, { at: Date.now(), routes });
-    return routes;
-  };
+  const routesOf = app.routesOf;
 
   const stopping = new AbortController();
   const hardStop = new AbortController();
@@ -127,8 +133,8 @@ export async function createWorkerApp(config: Config, opts: WorkerAppOptions): P
   // while jobs of tenants on other keys wait for a slot goes back to the queue (delayed, no attempt spent).
   let headOfQueue: { at: number; tenants: Promise<string[]> } | null = null;
   const keyOf = (tenant: string): string | null => {
-    const t = tenants.get(tenant);
-    return t ? keyHash(t.apiKey) : null;
+    const t = app.tenant(tenant);
+    return t ? keyHash(t.resolved.apiKey) : null;
   };
   const othersWaiting = async (tenant: string): Promise<boolean> => {
     // The head of the queue is what a freed slot would take next; read it at most once a second.
@@ -143,8 +149,8 @@ export async function createWorkerApp(config: Config, opts: WorkerAppOptions): P
     return (await headOfQueue.tenants).some((other) => other !== tenant && keyOf(other) !== mine);
   };
   const parkingFor = (tenant: string): Parking => ({
-    afterMs: config.worker?.parkAfterMs ?? DEFAULT_PARK_AFTER_MS,
-    retryInMs: config.worker?.parkForMs ?? DEFAULT_PARK_FOR_MS,
+    afterMs: config().worker?.parkAfterMs ?? DEFAULT_PARK_AFTER_MS,
+    retryInMs: config().worker?.parkForMs ?? DEFAULT_PARK_FOR_MS,
     kinds: ['read'],
     worthIt: () => othersWaiting(tenant),
   });
@@ -153,30 +159,25 @@ export async function createWorkerApp(config: Config, opts: WorkerAppOptions): P
     data: { tenant: string; collection: CollectionSlug; mode: 'full' | 'incremental' },
     run: { signal: AbortSignal; stop: AbortSignal },
   ): Promise<CollectionOutcome> => {
-    const t = tenants.get(data.tenant);
-    const client = clients.get(data.tenant);
-    if (!t || !client) throw new Error(`tenant ${data.tenant} is not in the config`);
+    const t = app.tenant(data.tenant);
+    if (!t) throw new Error(`tenant ${data.tenant} is not in the config`);
     const routes = await routesOf(data.tenant, run.signal);
+    const clockSkewMs = config().sync?.clockSkewMs;
     const report = await syncCollection(
       {
-        client,
+        client: t.client,
         store: app.store,
         log,
         stop: run.stop,
-        ...(config.sync?.clockSkewMs !== undefined ? { clockSkewMs: config.sync.clockSkewMs } : {}),
+        ...(clockSkewMs !== undefined ? { clockSkewMs } : {}),
       },
-      {
-        slug: t.slug,
-        drafts: t.drafts,
-        ...(t.collections ? { collections: t.collections } : {}),
-        ...(t.locales ? { locales: t.locales } : {}),
-      },
+      t.target,
       data.collection,
       data.mode,
       routes,
       run.signal,
     );
-    opts.metrics?.syncFinished({ tenant: data.tenant, mode: data.mode, report });
+    metrics?.syncFinished({ tenant: data.tenant, mode: data.mode, report });
     return report;
   };
 
@@ -185,7 +186,7 @@ export async function createWorkerApp(config: Config, opts: WorkerAppOptions): P
     data: { tenant: string; collection: CollectionSlug },
     signal: AbortSignal,
   ): Promise<boolean> => {
-    const wanted = tenants.get(data.tenant)?.collections ?? COLLECTIONS;
+    const wanted = app.tenant(data.tenant)?.resolved.collections ?? COLLECTIONS;
     const before = prerequisitesOf(data.collection, await routesOf(data.tenant, signal)).filter((c) =>
       wanted.includes(c),
     );
@@ -208,7 +209,7 @@ export async function createWorkerApp(config: Config, opts: WorkerAppOptions): P
     retry,
     log,
     collectionsOf: async (tenant, signal) => {
-      const t = tenants.get(tenant);
+      const t = app.tenant(tenant)?.resolved;
       if (!t) return null;
       const wanted = t.collections && t.collections.length > 0 ? t.collections : COLLECTIONS;
       // Listable collections first: the ones reached by reference read the records that point at them.
@@ -223,40 +224,30 @@ export async function createWorkerApp(config: Config, opts: WorkerAppOptions): P
     closing ??= (async () => {
       stopping.abort();
       lossWatch?.stop();
-      const steps: CloseStep[] = [
-        async () => worker?.close(),
-        () => queue.close(),
-        () => writesQueue.close(),
-        () => app.close(),
-        async () => {
-          // QUIT would wait for a Redis that is down; only a ready connection says goodbye.
-          if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());
-          else redis.disconnect();
-        },
-      ];
-      await closeAll(steps, 'the worker');
+      const steps: CloseStep[] = [async () => worker?.close(), () => queue.close(), () => writesQueue.close()];
+      await closeAll(steps, 'the sync worker');
     })();
     return closing;
   };
 
-  let schedulesFrom: Config = config;
+  // Schedules follow the config: reconciled on each reload (after the app rebuilt the tenants' clients).
+  app.onReload(async (a) => {
+    await reconcileSchedules(queue, schedulesFor(a.config.tenants), log, retryOf(a.config));
+  });
   return {
     queue,
     redis,
-    async reload(next, nextEnv) {
-      const resolved = resolveTenants(next, nextEnv);
-      tenants.clear();
-      clients.clear();
-      for (const t of resolved) {
-        tenants.set(t.slug, t);
-        clients.set(t.slug, app.clientFor(t));
-      }
-      routeCache.clear();
-      schedulesFrom = next;
-      await reconcileSchedules(queue, schedulesFor(next.tenants), log, retry);
-    },
     async run(signal) {
-      log.info({ redis: redactRedisUrl(url), prefix, concurrency, tenants: [...tenants.keys()] }, 'worker starting');
+      log.info(
+        {
+          redis: redactRedisUrl(url),
+          prefix,
+          concurrency,
+          tenants: app.tenants().map((t) => t.resolved.slug),
+          httpPools: httpPoolsOpened(),
+        },
+        'worker starting',
+      );
       // Redis may be down at start: commands wait for it, but a stop request must not.
       const stopped = new Promise<void>((resolve) => {
         if (signal.aborted) resolve();
@@ -265,7 +256,7 @@ export async function createWorkerApp(config: Config, opts: WorkerAppOptions): P
       const startup = (async () => {
         await checkEvictionPolicy(redis, log);
         try {
-          await reconcileSchedules(queue, schedulesFor(schedulesFrom.tenants), log, retry);
+          await reconcileSchedules(queue, schedulesFor(config().tenants), log, retry);
         } catch (err) {
           // Another worker starting at the same moment may be reconciling too; its pass covers this one. A worker
           // that cannot reconcile still processes jobs rather than exiting.
@@ -278,12 +269,12 @@ export async function createWorkerApp(config: Config, opts: WorkerAppOptions): P
           queues: [queue, writesQueue],
           ...(opts.redisCheckMs ? { intervalMs: opts.redisCheckMs } : {}),
           log,
-          ...(opts.metrics ? { onLoss: () => opts.metrics?.redisDataLost() } : {}),
+          ...(metrics ? { onLoss: () => metrics.redisDataLost() } : {}),
           recover: async () => {
             // The upstream still counts the requests of the current window, which Redis forgot: hold every key for
             // one window (the gates do it themselves when they next ask; this covers a process that never asked).
-            await Promise.all(keyGates.map(({ gate, windowMs }) => gate.pause(windowMs + 250)));
-            const specs = schedulesFor(schedulesFrom.tenants);
+            await Promise.all(app.gates().map(({ gate, windowMs }) => gate.pause(windowMs + 250)));
+            const specs = schedulesFor(config().tenants);
             const { failed } = await reconcileSchedules(queue, specs, log, retry);
             return specs.map((s) => s.id).filter((id) => !failed.some((f) => f.id === id));
           },
@@ -306,7 +297,7 @@ export async function createWorkerApp(config: Config, opts: WorkerAppOptions): P
             // A fan-out's route discovery, or a collection job's look at its prerequisites, parked before its sync.
             const parked = parkedBy(err);
             if (parked) {
-              opts.metrics?.syncParked({ tenant });
+              metrics?.syncParked({ tenant });
               return await parkJob(job, token, parked, log.child({ jobId: job.id, tenant }));
             }
             throw err;

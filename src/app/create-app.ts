@@ -1,0 +1,256 @@
+import type { Redis } from 'ioredis';
+import { Agent } from 'undici';
+import { type CloseStep, closeAll } from '../close-all.js';
+import type { Config } from '../config/config-schema.js';
+import { databasePath } from '../config/database-path.js';
+import { type ResolvedTenant, resolveTenants } from '../config/resolve-tenants.js';
+import type { Logger } from '../log.js';
+import { instrumentGate } from '../ops/instrument-gate.js';
+import type { OpsMetrics } from '../ops/metrics.js';
+import { createHttpPartnersClient, partnersAgentOptions } from '../partners/http-partners-client.js';
+import { keyHash } from '../partners/key-hash.js';
+import { createMemoryRateGate } from '../partners/memory-rate-gate.js';
+import type { PartnersClient } from '../partners/partners-client.js';
+import type { RateBudget, RateGate } from '../partners/rate-gate.js';
+import { createRedisRateGate } from '../queue/redis-rate-gate.js';
+import { longLivedRedis, redisSettings } from '../queue/redis-settings.js';
+import type { MirrorHealth } from '../store/mirror-health.js';
+import { openMirror } from '../store/open-mirror.js';
+import type { Store } from '../store/store.js';
+import type { WriteLog } from '../store/write-log.js';
+import { discoverRoutes, type ReadRoutes } from '../sync/discover-routes.js';
+import type { CollectionSlug } from '../vocabulary/collections.js';
+import type { TenantSlug } from '../vocabulary/ids.js';
+import { parkableGate } from '../writes/gate-parking.js';
+
+/** Builds the rate gate for one API key; one gate per key, shared by every tenant that uses that key. */
+export type GateFactory = (keyHash: string, budget: RateBudget) => RateGate;
+
+/** What every part of the process (sync, writes, commands) knows of one tenant: built once per config. */
+export interface TenantSettings {
+  readonly resolved: ResolvedTenant;
+  /** The tenant's client: its key, its key's shared rate gate, the process' one HTTP pool. */
+  readonly client: PartnersClient;
+  /** What sync mirrors of the tenant (the same for a scheduled sync and the sync after a bulk write). */
+  readonly target: {
+    readonly slug: TenantSlug;
+    readonly drafts: boolean;
+    readonly collections?: readonly CollectionSlug[];
+    readonly locales?: readonly string[];
+  };
+}
+
+export interface AppDeps {
+  readonly log: Logger;
+  /** Operations (issue 6): upstream requests and rate-gate waits are reported here. */
+  readonly metrics?: OpsMetrics;
+  /** The mirror file; default the config's (`UNDERSTUDY_DB`, config `database`). */
+  readonly database?: string;
+  /** Only these tenants (`--tenant`); default all. */
+  readonly tenants?: readonly string[];
+  /**
+   * `redis`: open the process' Redis connection (REDIS_URL, else config `redis.url`) and keep each key's rate gate
+   * in it, shared with every process using the key. Default `memory`: in-process gates, no Redis.
+   */
+  readonly gates?: 'memory' | 'redis';
+  /** Builds the gates instead (a command sharing the workers' budget, a benchmark); wrapped like the others. */
+  readonly gateFor?: GateFactory;
+}
+
+/** Every resource of one process, built once; the long-running parts (src/app/start-*.ts) take it. */
+export interface App extends AsyncDisposable {
+  readonly log: Logger;
+  readonly metrics: OpsMetrics | null;
+  /** The config and environment last applied (at start, then by each `reload`). */
+  readonly config: Config;
+  readonly env: NodeJS.ProcessEnv;
+  readonly databasePath: string;
+  /** The store, the write log and the health queries share one SQLite connection. */
+  readonly store: Store;
+  readonly writeLog: WriteLog;
+  readonly health: MirrorHealth;
+  /** The Redis connection and key prefix (`gates: 'redis'` only). */
+  readonly redis: Redis | null;
+  readonly prefix: string;
+  /** The tenants' settings, by slug (replaced as a whole on reload). */
+  tenants(): readonly TenantSettings[];
+  tenant(slug: string): TenantSettings | null;
+  /** A client for `tenant` over the app's gates and pool (the commands that resolve their own tenants). */
+  clientFor(tenant: ResolvedTenant): PartnersClient;
+  /** The tenant's read routes, discovered once and reused for `ROUTES_TTL_MS`; a failed discovery is not kept. */
+  routesOf(slug: string, signal: AbortSignal): Promise<ReadRoutes>;
+  /** Every key's gate with its window (a Redis that lost its data holds them all for one window). */
+  gates(): readonly { readonly gate: RateGate; readonly windowMs: number }[];
+  /**
+   * The one reload path (SIGHUP): re-resolves the tenants with their current keys, rebuilds their clients, empties
+   * the route cache, then runs each `onReload` listener in order. Work already running keeps the client it has.
+   */
+  reload(config: Config, env: NodeJS.ProcessEnv): Promise<void>;
+  onReload(listener: (app: App) => void | Promise<void>): void;
+  /** Closes the gates, the HTTP pool, the database and Redis, in that order. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** How long a tenant's discovered routes are reused. */
+export const ROUTES_TTL_MS = 10 * 60_000;
+
+let httpPools = 0;
+/** HTTP pools (undici Agents) opened by this process so far: one per app. For tests. */
+export const httpPoolsOpened = (): number => httpPools;
+
+/**
+ * The composition root: the only place that opens the database, the HTTP pool, the rate gates and (for the
+ * worker) Redis. Closing runs every step even when one fails, in reverse order of construction.
+ */
+export async function createApp(config: Config, env: NodeJS.ProcessEnv, deps: AppDeps): Promise<App> {
+  const { log } = deps;
+  const metrics = deps.metrics ?? null;
+  const database = deps.database ?? databasePath(config, env);
+  const resolved = resolveTenants(config, env, deps.tenants);
+  const { url, prefix } = redisSettings(config, env);
+  const steps: CloseStep[] = [];
+  const closeSteps = () => closeAll([...steps].reverse(), 'understudy');
+  try {
+    let redis: Redis | null = null;
+    if ((deps.gates ?? 'memory') === 'redis') {
+      const r = longLivedRedis(url, log, 'commands');
+      redis = r;
+      steps.push(async () => {
+        // QUIT would wait for a Redis that is down; only a ready connection says goodbye.
+        if (r.status === 'ready') await r.quit().catch(() => r.disconnect());
+        else r.disconnect();
+      });
+    }
+    const mirror = await openMirror(database);
+    steps.push(() => mirror.close());
+    const agent = new Agent(partnersAgentOptions());
+    httpPools++;
+    steps.push(() => agent.close());
+
+    // One gate per key hash, wrapped here and nowhere else: instrumented (metrics), then parkable (a job waiting
+    // long for its key's budget gives its worker slot back).
+    const gates = new Map<string, { gate: RateGate; windowMs: number }>();
+    steps.push(() =>
+      closeAll(
+        [...gates.values()].map(
+          ({ gate }) =>
+            () =>
+              gate.close(),
+        ),
+        'the rate gates',
+      ),
+    );
+    const baseGate: GateFactory =
+      deps.gateFor ??
+      (redis
+        ? (hash, budget) => createRedisRateGate({ redis: redis as Redis, keyHash: hash, budget, prefix })
+        : (_hash, budget) => createMemoryRateGate(budget));
+    const gateOf = (tenant: ResolvedTenant): RateGate => {
+      const hash = keyHash(tenant.apiKey);
+      let entry = gates.get(hash);
+      if (!entry) {
+        const gate = baseGate(hash, tenant.budget);
+        entry = {
+          gate: parkableGate(metrics ? instrumentGate(gate, metrics) : gate),
+          windowMs: tenant.budget.windowMs,
+        };
+        gates.set(hash, entry);
+      }
+      return entry.gate;
+    };
+    const clientFor = (tenant: ResolvedTenant): PartnersClient => {
+      const onRequest = metrics?.upstreamRequest;
+      return createHttpPartnersClient({
+        baseUrl: current.config.baseUrl,
+        tenant: tenant.slug,
+        apiKey: tenant.apiKey,
+        gate: gateOf(tenant),
+        dispatcher: agent,
+        ...(current.config.maxResponseBytes === undefined ? {} : { maxResponseBytes: current.config.maxResponseBytes }),
+        log: log.child({ tenant: tenant.slug }),
+        ...(onRequest ? { onRequest: (e) => onRequest({ tenant: tenant.slug, ...e }) } : {}),
+      });
+    };
+    const settingsOf = (t: ResolvedTenant): TenantSettings => ({
+      resolved: t,
+      client: clientFor(t),
+      target: {
+        slug: t.slug,
+        drafts: t.drafts,
+        ...(t.collections ? { collections: t.collections } : {}),
+        ...(t.locales ? { locales: t.locales } : {}),
+      },
+    });
+    const current = { config, env };
+    let tenants = new Map(resolved.map((t) => [t.slug as string, settingsOf(t)]));
+
+    // Route discovery costs requests; each tenant's answer is reused for a while.
+    const routeCache = new Map<string, { at: number; routes: Promise<ReadRoutes> }>();
+    const routesOf = (slug: string, signal: AbortSignal): Promise<ReadRoutes> => {
+      const hit = routeCache.get(slug);
+      if (hit && Date.now() - hit.at < ROUTES_TTL_MS) return hit.routes;
+      const t = tenants.get(slug);
+      if (!t) return Promise.reject(new Error(`tenant ${slug} has no client`));
+      const routes = discoverRoutes(t.client, { signal });
+      routes.catch(() => {
+        if (routeCache.get(slug)?.routes === routes) routeCache.delete(slug);
+      });
+      routeCache.set(slug, { at: Date.now(), routes });
+      return routes;
+    };
+
+    const listeners: ((app: App) => void | Promise<void>)[] = [];
+    let closing: Promise<void> | null = null;
+    const close = (): Promise<void> => {
+      closing ??= closeSteps();
+      return closing;
+    };
+    const app: App = {
+      log,
+      metrics,
+      get config() {
+        return current.config;
+      },
+      get env() {
+        return current.env;
+      },
+      databasePath: database,
+      store: mirror.store,
+      writeLog: mirror.writeLog,
+      health: mirror.health,
+      redis,
+      prefix,
+      tenants: () => [...tenants.values()],
+      tenant: (slug) => tenants.get(slug) ?? null,
+      clientFor,
+      routesOf,
+      gates: () => [...gates.values()],
+      async reload(next, nextEnv) {
+        const nextTenants = resolveTenants(next, nextEnv, deps.tenants);
+        current.config = next;
+        current.env = nextEnv;
+        tenants = new Map(nextTenants.map((t) => [t.slug as string, settingsOf(t)]));
+        routeCache.clear();
+        // Every listener runs even when one fails (writes reload at once; schedules wait on Redis).
+        let failure: unknown = null;
+        for (const listener of listeners) {
+          try {
+            await listener(app);
+          } catch (err) {
+            failure ??= err;
+          }
+        }
+        if (failure) throw failure;
+      },
+      onReload(listener) {
+        listeners.push(listener);
+      },
+      close,
+      [Symbol.asyncDispose]: close,
+    };
+    return app;
+  } catch (err) {
+    await closeSteps().catch(() => undefined);
+    throw err;
+  }
+}
