@@ -15,6 +15,7 @@ import { COLLECTIONS, type CollectionSlug } from './partners/collections.js';
 import { keyHash } from './partners/key-hash.js';
 import type { RateGate } from './partners/rate-gate.js';
 import { createRedisRateGate } from './partners/redis-rate-gate.js';
+import { closeWorker } from './queue/close-worker.js';
 import {
   collectionSyncPending,
   DEFAULT_RETRY,
@@ -224,7 +225,7 @@ export async function createWorkerApp(config: Config, opts: WorkerAppOptions): P
       stopping.abort();
       lossWatch?.stop();
       const steps: CloseStep[] = [
-        async () => worker?.close(),
+        async () => (worker ? closeWorker(worker) : undefined),
         () => queue.close(),
         () => writesQueue.close(),
         () => app.close(),
@@ -337,7 +338,8 @@ export async function createWorkerApp(config: Config, opts: WorkerAppOptions): P
       const grace = setTimeout(() => hardStop.abort(), opts.graceMs ?? 7000);
       grace.unref();
       try {
-        await w.close();
+        // Not a bare w.close(): a stop just after start would close mid-handshake (see closeWorker).
+        await closeWorker(w);
       } finally {
         clearTimeout(grace);
       }

@@ -13,6 +13,7 @@ import type { CollectionSlug } from '../partners/collections.js';
 import type { PartnersClient } from '../partners/partners-client.js';
 import type { RateGate } from '../partners/rate-gate.js';
 import { createRedisRateGate } from '../partners/redis-rate-gate.js';
+import { closeWorker } from '../queue/close-worker.js';
 import { collectionLockKey, tryCollectionLock } from '../queue/collection-lock.js';
 import { addCollectionJob, DEFAULT_PREFIX, openSyncQueue, type SyncQueue } from '../queue/queues.js';
 import { longLivedRedis, redisSettings } from '../queue/redis-settings.js';
@@ -261,7 +262,8 @@ export async function startWriteWorker(opts: WriteWorkerOptions): Promise<WriteW
         const steps: CloseStep[] = [
           async () => {
             try {
-              await worker.close();
+              // Not a bare worker.close(): closing mid-handshake would leave BullMQ an unhandled rejection.
+              await closeWorker(worker);
             } finally {
               clearTimeout(grace);
             }
