@@ -14,7 +14,9 @@ export const WORKER_READY_WAIT_MS = 2000;
  * busy machine and made `understudy worker` exit 1 on a SIGTERM just after start. A ready worker closes that
  * connection with QUIT, nothing in flight.
  *
- * When Redis is down the handshake never gets that far, nothing can fail that way, and the wait ends at the bound.
+ * When Redis is down the handshake never gets that far and the wait ends at the bound. (Not covered: BullMQ can
+ * still re-emit a connect error, e.g. ECONNREFUSED, the same unheard way when a worker is closed while its blocking
+ * connection is between reconnection attempts.)
  */
 export async function closeWorker(
   worker: Pick<Worker, 'waitUntilReady' | 'close'>,
