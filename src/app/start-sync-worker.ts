@@ -8,6 +8,7 @@ import type { Config } from '../config/config-schema.js';
 import type { Logger } from '../log.js';
 import type { OpsMetrics } from '../ops/metrics.js';
 import { keyHash } from '../partners/key-hash.js';
+import { closeWorker } from '../queue/close-worker.js';
 import {
   collectionSyncPending,
   DEFAULT_RETRY,
@@ -224,7 +225,11 @@ export function startSyncWorker(app: App, opts: SyncWorkerOptions = {}): SyncWor
     closing ??= (async () => {
       stopping.abort();
       lossWatch?.stop();
-      const steps: CloseStep[] = [async () => worker?.close(), () => queue.close(), () => writesQueue.close()];
+      const steps: CloseStep[] = [
+        async () => (worker ? closeWorker(worker) : undefined),
+        () => queue.close(),
+        () => writesQueue.close(),
+      ];
       await closeAll(steps, 'the sync worker');
     })();
     return closing;
@@ -328,7 +333,8 @@ export function startSyncWorker(app: App, opts: SyncWorkerOptions = {}): SyncWor
       const grace = setTimeout(() => hardStop.abort(), opts.graceMs ?? 7000);
       grace.unref();
       try {
-        await w.close();
+        // Not a bare w.close(): a stop just after start would close mid-handshake (see closeWorker).
+        await closeWorker(w);
       } finally {
         clearTimeout(grace);
       }

@@ -8,6 +8,7 @@ import { describeError, UnderstudyError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { instrumentWriteWorker } from '../ops/instrument-writes.js';
 import type { PartnersClient } from '../partners/partners-client.js';
+import { closeWorker } from '../queue/close-worker.js';
 import { collectionLockKey, tryCollectionLock } from '../queue/collection-lock.js';
 import { addCollectionJob, DEFAULT_PREFIX, openSyncQueue, type SyncQueue } from '../queue/queues.js';
 import { createRecordOrder } from '../queue/redis-record-order.js';
@@ -268,7 +269,8 @@ export async function startWriteDrain(opts: WriteWorkerOptions): Promise<WriteWo
         const steps: CloseStep[] = [
           async () => {
             try {
-              await worker.close();
+              // Not a bare worker.close(): closing mid-handshake would leave BullMQ an unhandled rejection.
+              await closeWorker(worker);
             } finally {
               clearTimeout(grace);
             }
