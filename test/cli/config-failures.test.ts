@@ -65,46 +65,48 @@ describe('a run that fails on config or usage creates no database file', () => {
     ['backup', ['backup', 'copy.db', '--config', path]],
   ];
 
-  for (const [i, [what, config, tenants, message]] of badConfigs.entries()) {
-    // Every command for the first case; sync and worker (the ones that open the mirror) for the others.
-    it(`exits 2 naming the field for ${what}`, async () => {
-      const s = setup(config, tenants);
-      const all = commands(s.path);
-      for (const [name, args] of i === 0 ? all : all.filter(([n]) => n === 'sync' || n === 'worker')) {
-        const r = await runCli(args, { env: s.env });
-        expect(r.code, `${name}: ${r.stderr}`).toBe(2);
-        expect(r.stderr, name).toMatch(message);
-        expect(s.leftovers(), name).toEqual([]);
-      }
-    });
-  }
+  // Every command for the first case; sync and worker (the ones that open the mirror) for the others. One process
+  // per test, so a busy machine slows each test rather than one test running many.
+  const commandNames = commands('').map(([n]) => n);
+  const runs = badConfigs.flatMap((c, i) =>
+    (i === 0 ? commandNames : ['sync', 'worker']).map((name) => [c[0], name, c] as const),
+  );
+  it.each(runs)('exits 2 naming the field for %s (%s)', async (_what, name, [, config, tenants, message]) => {
+    const s = setup(config, tenants);
+    const args = commands(s.path).find(([n]) => n === name)?.[1] ?? [];
+    const r = await runCli(args, { env: s.env });
+    expect(r.code, `${name}: ${r.stderr}`).toBe(2);
+    expect(r.stderr, name).toMatch(message);
+    expect(s.leftovers(), name).toEqual([]);
+  });
 
-  it('exits 2 on usage errors with a good config, leaving no database behind', async () => {
-    const s = setup();
-    const p = s.path;
-    const cases: string[][] = [
-      ['sync', '--config', p, '--collection', 'nope'],
-      ['sync', '--config', p, '--schedule', '0 3 * *'],
-      ['sync', '--config', p, '--enqueue', '--schedule', '* * * * *'],
-      ['sync', '--config', p, '--tenant', 'not-there'],
-      ['sync', '--base-url', 'ftp://127.0.0.1/x', '--tenant', 'alpha', '--db', s.db],
-      ['sync', '--config', p, '--base-url', 'gopher://x'],
-      ['worker', '--config', p, '--concurrency', '0'],
-      ['worker'],
-      ['enqueue', '--config', p, '--tenant', 'alpha', '--op', 'frob', '--collection', 'series'],
-      ['enqueue', '--config', p, '--tenant', 'nobody', '--op', 'delete', '--collection', 'series', '--id', '1'],
-      ['writes', 'bogus', '--config', p],
-      ['backup', '--config', p],
-      ['sql', '--db', s.db, '--json', '--csv', 'SELECT 1'],
-      ['sql', '--db', s.db, 'SELECT 1'],
-      ['status', '--config', p, '--nope'],
-    ];
-    for (const args of cases) {
+  const usageErrors = (p: string, db: string): string[][] => [
+    ['sync', '--config', p, '--collection', 'nope'],
+    ['sync', '--config', p, '--schedule', '0 3 * *'],
+    ['sync', '--config', p, '--enqueue', '--schedule', '* * * * *'],
+    ['sync', '--config', p, '--tenant', 'not-there'],
+    ['sync', '--base-url', 'ftp://127.0.0.1/x', '--tenant', 'alpha', '--db', db],
+    ['sync', '--config', p, '--base-url', 'gopher://x'],
+    ['worker', '--config', p, '--concurrency', '0'],
+    ['worker'],
+    ['enqueue', '--config', p, '--tenant', 'alpha', '--op', 'frob', '--collection', 'series'],
+    ['enqueue', '--config', p, '--tenant', 'nobody', '--op', 'delete', '--collection', 'series', '--id', '1'],
+    ['writes', 'bogus', '--config', p],
+    ['backup', '--config', p],
+    ['sql', '--db', db, '--json', '--csv', 'SELECT 1'],
+    ['sql', '--db', db, 'SELECT 1'],
+    ['status', '--config', p, '--nope'],
+  ];
+  it.each(usageErrors('CONFIG', 'DB').map((a, i) => [a.join(' '), i] as const))(
+    'exits 2 on a usage error with a good config, leaving no database behind: %s',
+    async (_shown, i) => {
+      const s = setup();
+      const args = usageErrors(s.path, s.db)[i] ?? [];
       const r = await runCli(args, { env: s.env });
       expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
       expect(s.leftovers(), args.join(' ')).toEqual([]);
-    }
-  });
+    },
+  );
 
   it('exits 2 when a tenant key variable is unset, before any database is opened', async () => {
     const s = setup();
