@@ -7,7 +7,8 @@ import { parseFlags } from './parse-flags.js';
 import type { SqlChildResult } from './sql-child.js';
 import { type SqlFormat, type SqlJob, streamSql } from './sql-stream.js';
 
-export { assertReadOnly, formatCsv, leadingVerb } from './sql-stream.js';
+export { assertReadOnly, leadingVerb } from '../store/read-only-query.js';
+export { formatCsv } from './sql-stream.js';
 
 const HELP = `usage: understudy sql [--db FILE] [--json|--csv|--nl] [-p NAME VALUE]... [--timeout S] ["SELECT …" | -]
 

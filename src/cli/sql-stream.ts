@@ -1,6 +1,4 @@
-import { existsSync } from 'node:fs';
-import BetterSqlite3 from 'better-sqlite3';
-import { ConfigError, UnderstudyError, UsageError } from '../errors.js';
+import { openReadOnlyQuery } from '../store/read-only-query.js';
 import { gridLayout, rowCountFooter } from './format-table.js';
 
 /** How `understudy sql` prints rows: an aligned table, a JSON array, CSV, or one JSON object per line. */
@@ -18,30 +16,6 @@ export interface SqlJob {
 
 /** Output is handed on in chunks of about this many characters (one row may overshoot it). */
 export const CHUNK_CHARS = 64 * 1024;
-/** The table format sizes its columns from this many first rows, then streams the rest in that layout. */
-export const TABLE_SAMPLE_ROWS = 1000;
-
-/** Statements SQLite calls read-only although they change the connection or rebuild the file. */
-const REFUSED_VERBS = new Set(['ATTACH', 'DETACH', 'VACUUM', 'REINDEX', 'ANALYZE']);
-
-/** The first keyword of a statement, past whitespace, comments and empty statements (`;`). */
-export function leadingVerb(sqlText: string): string {
-  const s = sqlText.replace(/^(\s+|;|--[^\n]*(\n|$)|\/\*[\s\S]*?(\*\/|$))*/, '');
-  return (/^[A-Za-z]+/.exec(s)?.[0] ?? '').toUpperCase();
-}
-
-/**
- * Throws `US_READ_ONLY` unless the prepared statement only reads. A statement whose first keyword cannot be found
- * is refused too: SQLite skips a leading `;`, so the keyword is what runs, and it must be known to be harmless.
- */
-export function assertReadOnly(stmt: { readonly readonly: boolean }, sqlText: string): void {
-  const verb = leadingVerb(sqlText);
-  if (stmt.readonly && verb !== '' && !REFUSED_VERBS.has(verb)) return;
-  const what =
-    verb === '' ? 'this statement is' : verb === 'WITH' ? 'WITH … statements that write are' : `${verb} statements are`;
-  throw new UnderstudyError('US_READ_ONLY', `sql is read-only: ${what} refused`);
-}
-
 const csvField = (v: unknown): string => {
   if (v === null || v === undefined) return '';
   const s = Buffer.isBuffer(v) ? v.toString('base64') : String(v);
@@ -50,6 +24,9 @@ const csvField = (v: unknown): string => {
 const csvLine = (r: readonly unknown[]): string => `${r.map(csvField).join(',')}\r\n`;
 
 /** RFC 4180: CRLF line ends, fields with commas, quotes or line breaks quoted, quotes doubled. */
+/** The table format sizes its columns from this many first rows, then streams the rest in that layout. */
+export const TABLE_SAMPLE_ROWS = 1000;
+
 export const formatCsv = (columns: readonly string[], rows: readonly unknown[][]): string =>
   [columns, ...rows].map(csvLine).join('');
 
@@ -121,26 +98,8 @@ function rowWriter(
  * missing or unreadable database, `US_USAGE` for SQL that does not compile, `US_READ_ONLY`, `US_STORE`.
  */
 export async function streamSql(job: SqlJob, write: (chunk: string) => void | Promise<void>): Promise<void> {
-  if (!existsSync(job.path))
-    throw new ConfigError(`database ${job.path} does not exist (run \`understudy sync\` first or pass --db)`);
-  let db: BetterSqlite3.Database;
+  const query = openReadOnlyQuery(job.path, job.sqlText, job.params);
   try {
-    db = new BetterSqlite3(job.path, { readonly: true, fileMustExist: true });
-  } catch (err) {
-    throw new ConfigError(`cannot open database ${job.path}: ${(err as Error).message}`, { cause: err });
-  }
-  try {
-    db.pragma('busy_timeout = 5000');
-    // Belt and braces: the connection is read-only already; query_only also refuses writes to temp tables.
-    db.pragma('query_only = ON');
-    let stmt: BetterSqlite3.Statement;
-    try {
-      stmt = db.prepare(job.sqlText);
-    } catch (err) {
-      throw new UsageError(`sql: ${(err as Error).message}`, { cause: err });
-    }
-    assertReadOnly(stmt, job.sqlText);
-    const bind = Object.keys(job.params).length > 0 ? [job.params] : [];
     let buf = '';
     let waiting: Promise<void> | undefined;
     const emit = (s: string) => {
@@ -151,25 +110,17 @@ export async function streamSql(job: SqlJob, write: (chunk: string) => void | Pr
         buf = '';
       }
     };
-    const columns = stmt.reader ? stmt.columns().map((c) => c.name) : [];
-    const out = rowWriter(job.format, columns, job.maxWidth, emit);
-    try {
-      if (stmt.reader) {
-        for (const r of stmt.raw(true).iterate(...bind)) {
-          out.row(r as unknown[]);
-          if (waiting) {
-            await waiting;
-            waiting = undefined;
-          }
-        }
-      } else stmt.run(...bind);
-    } catch (err) {
-      if (err instanceof UnderstudyError) throw err;
-      throw new UnderstudyError('US_STORE', `sql: ${(err as Error).message}`, { cause: err });
+    const out = rowWriter(job.format, query.columns, job.maxWidth, emit);
+    for (const r of query.rows()) {
+      out.row(r);
+      if (waiting) {
+        await waiting;
+        waiting = undefined;
+      }
     }
     out.end();
     if (buf !== '') await write(buf);
   } finally {
-    db.close();
+    query.close();
   }
 }
