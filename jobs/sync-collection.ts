@@ -3,12 +3,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from '../src/log.js';
 import { collectionLockKey, tryCollectionLock } from '../src/queue/collection-lock.js';
 import type { CollectionJobData } from '../src/queue/queues.js';
-import {
-  type CollectionJobResult,
-  type RunCollection,
-  readCollectionTarget,
-  runCollectionJob,
-} from '../src/sync/run-collection-job.js';
+import { type CollectionJobResult, type RunCollection, runCollectionJob } from '../src/sync/run-collection-job.js';
 
 export type { CollectionJobResult, CollectionOutcome, RunCollection } from '../src/sync/run-collection-job.js';
 
@@ -29,13 +24,6 @@ export interface CollectionProcessorDeps {
   /** Aborts when shutdown has taken too long: the request in flight is dropped. Default: never. */
   readonly hardStop?: AbortSignal;
   readonly log: Logger;
-}
-
-/** Validates job data read back from Redis; unreadable data fails the job for good. */
-export function parseCollectionJobData(raw: unknown): CollectionJobData {
-  const data = readCollectionTarget(raw);
-  if ('error' in data) throw new UnrecoverableError(data.error);
-  return data;
 }
 
 /**
