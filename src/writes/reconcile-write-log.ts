@@ -1,11 +1,20 @@
 import { describeError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { WriteQueueHandle } from '../queue/write-queue.js';
 import type { WriteLog, WriteLogEntry, WriteStatus } from '../store/write-log.js';
+
+/** A write job as the queue keeps it, as far as the sweep reads it. */
+export interface QueuedWriteJob {
+  /** `waiting`, `delayed`, `active`, `completed`, `failed`… as the queue names them. */
+  getState(): Promise<string>;
+  readonly failedReason?: string | undefined;
+  readonly finishedOn?: number | undefined;
+  readonly returnvalue?: unknown;
+}
 
 /** What the sweep needs: the writes queue (to read each job's state) and the write log. */
 export interface ReconcileDeps {
-  readonly queue: Pick<WriteQueueHandle, 'getJob'>;
+  /** The job of an id, or undefined/null when it is no longer in the queue. */
+  readonly queue: { getJob(jobId: string): Promise<QueuedWriteJob | undefined | null> };
   readonly writeLog: WriteLog;
   readonly log: Logger;
   readonly now?: () => number;
