@@ -3,8 +3,8 @@ import { GateParkedError } from './gate-parking.js';
 
 /** What to do about a failed write attempt. */
 export type FailureClass =
-  /** 429: wait, then try again without spending an attempt. */
-  | { readonly kind: 'rate'; readonly waitMs: number }
+  /** 429 (or, `parked`, the key's own budget ran out while others wait): try again later, no attempt spent. */
+  | { readonly kind: 'rate'; readonly waitMs: number; readonly parked: boolean }
   /** Network error, timeout, 408, 425, 5xx, a 2xx cut off: back off and try again while attempts last. */
   | {
       readonly kind: 'retry';
@@ -16,8 +16,8 @@ export type FailureClass =
     }
   /** 400, 401, 403, 404, 409, 422 and every other answer that will not change: fail now with the upstream's words. */
   | { readonly kind: 'final'; readonly status: number | null; readonly message: string; readonly code: string }
-  /** The process is stopping: hand the job back. */
-  | { readonly kind: 'aborted' };
+  /** The process is stopping: hand the job back (`unknownOutcome`: the request in flight may have gone out). */
+  | { readonly kind: 'aborted'; readonly unknownOutcome: boolean };
 
 /** Statuses worth another try; every other 4xx is final. */
 const RETRYABLE = (status: number): boolean => status === 408 || status === 425 || status >= 500;
@@ -30,11 +30,17 @@ const MAYBE_APPLIED = new Set([500, 502, 503, 504]);
 
 /** Sorts an error from a write attempt into the retry classes of docs/writes.md. */
 export function classifyFailure(err: unknown, defaultRateWaitMs = 1000): FailureClass {
-  if (err instanceof GateParkedError) return { kind: 'rate', waitMs: err.retryInMs };
-  if (err instanceof UnderstudyError && err.code === 'US_ABORTED') return { kind: 'aborted' };
+  if (err instanceof GateParkedError) {
+    return { kind: 'rate', waitMs: err.retryInMs, parked: true };
+  }
+  if (err instanceof UnderstudyError && err.code === 'US_ABORTED') {
+    return { kind: 'aborted', unknownOutcome: err instanceof UpstreamError && err.outcome === 'unknown' };
+  }
   if (err instanceof UpstreamError) {
     const message = err.message;
-    if (err.status === 429) return { kind: 'rate', waitMs: err.retryAfterMs ?? defaultRateWaitMs };
+    if (err.status === 429) {
+      return { kind: 'rate', waitMs: err.retryAfterMs ?? defaultRateWaitMs, parked: false };
+    }
     // A 2xx whose body broke off mid-read: the write was applied, its answer lost.
     const cutOff = err.status >= 200 && err.status < 300;
     if (err.status === 0 || cutOff || RETRYABLE(err.status)) {

@@ -2,17 +2,18 @@ import { describeError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { WriteLog, WriteLogEntry, WriteStatus } from '../store/write-log.js';
 
-/** What the sweep reads of one queued write job (BullMQ's `Job` has all of it). */
+/** A write job as the queue keeps it, as far as the sweep reads it (BullMQ's `Job` has all of it). */
 export interface QueuedWriteJob {
+  /** `waiting`, `delayed`, `active`, `completed`, `failed`… as the queue names them. */
   getState(): Promise<string>;
-  readonly failedReason?: string;
-  readonly finishedOn?: number;
+  readonly failedReason?: string | undefined;
+  readonly finishedOn?: number | undefined;
   readonly returnvalue?: unknown;
 }
 
-/** The writes queue as the sweep sees it: a job by id, or undefined when it is gone. */
+/** The writes queue as the sweep sees it: the job of an id, or undefined/null when it is gone. */
 export interface WriteJobLookup {
-  getJob(jobId: string): Promise<QueuedWriteJob | undefined>;
+  getJob(jobId: string): Promise<QueuedWriteJob | undefined | null>;
 }
 
 /** What the sweep needs: the writes queue (to read each job's state) and the write log. */
