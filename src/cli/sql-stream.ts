@@ -1,10 +1,10 @@
 import { openReadOnlyQuery } from '../store/read-only-query.js';
 import { gridLayout, rowCountFooter } from './format-table.js';
 
-/** How `understudy sql` prints rows: an aligned table, a JSON array, CSV, or one JSON object per line. */
+/** How the sql command prints rows: an aligned table, a JSON array, CSV, or one JSON object per line. */
 export type SqlFormat = 'table' | 'json' | 'csv' | 'nl';
 
-/** One `understudy sql` run: plain data, so it can be handed to a child process. */
+/** One run of the sql command: plain data, so it can be handed to a child process. */
 export interface SqlJob {
   readonly path: string;
   readonly sqlText: string;

@@ -64,7 +64,7 @@ describe('import rules (docs/architecture.md)', () => {
   });
 
   it('raw SQL lives in the store (and the simulator, and the sql command that runs what it is given)', () => {
-    const raw = /\.prepare\(|sql`|\.exec\(/;
+    const raw = /\.prepare\(|sql`|db\.exec\(/;
     const allowed = (f: string) => /^src\/(store|sim)\//.test(f) || f === 'src/cli/sql-command.ts';
     const offenders = [...sourceFiles('src'), ...sourceFiles('jobs')].filter(
       (f) => !allowed(f) && raw.test(readFileSync(join(root, f), 'utf8')),
