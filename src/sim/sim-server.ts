@@ -16,7 +16,6 @@ import { isJsonObject, type JsonObject, type JsonValue } from '../vocabulary/ids
 import { parseParams, type SimParams } from './parse-params.js';
 import type { Prng } from './prng.js';
 import { bulkUpdate } from './sim-bulk.js';
-import { themeSettingsSchema } from './sim-content.js';
 import { generateTenants, type TenantData, viewOf, visibleView } from './sim-db.js';
 import { answerAfter, type FaultQueue } from './sim-faults.js';
 import { HUGE_DEFAULT_BYTES, sendHugeBody } from './sim-huge.js';
@@ -27,6 +26,7 @@ import { SimHttpError } from './sim-query.js';
 import type { RollingLimiter } from './sim-rate-limit.js';
 import { getDoc, listDocs, matchingRecords, notFound } from './sim-read.js';
 import { type ShapeCtx, shapeDoc } from './sim-shape.js';
+import { themeSettingsSchema } from './sim-theme-schema.js';
 import { createDoc, deleteDoc, updateDoc } from './sim-writes.js';
 
 export interface BeforeRequestInfo {
