@@ -66,16 +66,7 @@ export async function syncListed(run: Run, spec: VariantSpec, mode: SyncMode): P
   let read = 0;
   for (;;) {
     run.checkStop();
-    const q: ListQuery = {
-      ...spec.query,
-      collection: run.collection,
-      limit,
-      page: pageNo,
-      sort: `updatedAt,${keyField}`,
-      depth: 0,
-      ...(where ? { where } : {}),
-    };
-    const page = await run.deps.client.listPage(q, run.opts);
+    const page = await run.listPage(spec.query, pageNo, limit, `updatedAt,${keyField}`, where);
     const docs = page.docs;
     if (full && !where && pageNo === 1) total = page.totalDocs;
     read += docs.length;

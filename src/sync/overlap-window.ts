@@ -19,17 +19,7 @@ export async function overlapIsComplete(run: Run, spec: VariantSpec, key: SyncKe
   const upTo = new Date(to).toISOString();
   const mirrored = await run.deps.store.countUpdatedBetween(key, from, upTo);
   if (mirrored <= OVERLAP_COUNT_ROWS) return false;
-  const page = await run.deps.client.listPage(
-    {
-      ...spec.query,
-      collection: run.collection,
-      limit: 1,
-      page: 1,
-      sort: `updatedAt,${keyFieldFor(run.collection)}`,
-      depth: 0,
-      where: { and: [{ updatedAt: { greater_than_equal: from } }, { updatedAt: { less_than_equal: upTo } }] },
-    },
-    run.opts,
-  );
+  const where = { and: [{ updatedAt: { greater_than_equal: from } }, { updatedAt: { less_than_equal: upTo } }] };
+  const page = await run.listPage(spec.query, 1, 1, `updatedAt,${keyFieldFor(run.collection)}`, where);
   return page.totalDocs === mirrored;
 }

@@ -1,6 +1,6 @@
 import { UnderstudyError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { CallOptions, PartnersClient } from '../partners/partners-client.js';
+import type { CallOptions, ListPage, ListQuery, PartnersClient, ReadQuery } from '../partners/partners-client.js';
 import type { Position, Store, SyncKey, SyncState, Variant } from '../store/store.js';
 import type { CollectionSlug } from '../vocabulary/collections.js';
 import type { TenantSlug, UpstreamDoc } from '../vocabulary/ids.js';
@@ -139,6 +139,19 @@ export class Run {
     if (this.deps.stop?.aborted || this.signal.aborted) {
       throw new UnderstudyError('US_ABORTED', `sync of ${this.collection} stopped after ${this.pages} pages`);
     }
+  }
+  /** Reads one page of this collection at depth 0: the copy `query` selects, `limit` records, `sort`ed. */
+  listPage(query: ReadQuery, page: number, limit: number, sort: string, where?: ListQuery['where']): Promise<ListPage> {
+    const q: ListQuery = {
+      ...query,
+      collection: this.collection,
+      limit,
+      page,
+      sort,
+      depth: 0,
+      ...(where ? { where } : {}),
+    };
+    return this.deps.client.listPage(q, this.opts);
   }
   route(suffix = ''): string {
     return `/partners/{version}/{tenant}/${this.collection}${suffix}`;

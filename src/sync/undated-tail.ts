@@ -1,5 +1,4 @@
 import { hasMore } from '../partners/list-envelope.js';
-import type { ListQuery } from '../partners/partners-client.js';
 import type { SyncKey, SyncState } from '../store/store.js';
 import { positionOf } from './position.js';
 import type { Run } from './sync-run.js';
@@ -26,15 +25,7 @@ export async function syncUndatedTail(
 ): Promise<SyncState> {
   for (let pageNo = 1; pageNo <= MAX_TAIL_PAGES; pageNo++) {
     run.checkStop();
-    const q: ListQuery = {
-      ...spec.query,
-      collection: run.collection,
-      limit,
-      page: pageNo,
-      sort: `-updatedAt,${keyField}`,
-      depth: 0,
-    };
-    const page = await run.deps.client.listPage(q, run.opts);
+    const page = await run.listPage(spec.query, pageNo, limit, `-updatedAt,${keyField}`);
     const undated = page.docs.filter((d) => positionOf(d, keyField, run.route()) === null);
     if (undated.length > 0) {
       run.positionsOf(undated, keyField);
