@@ -19,9 +19,9 @@ interface Layout {
   readonly table: string;
   /** The key's columns besides `id`, with this key's values, in binding order. */
   readonly scope: readonly (readonly [column: string, value: string])[];
-  /** Columns only this table has, filled from the record by `extra`. */
+  /** Columns only this table has, appended to a row from the record by `extra`. */
   readonly extraColumns: readonly string[];
-  readonly extra: (doc: UpstreamDoc) => SqlValue[];
+  readonly extra: (doc: UpstreamDoc, row: SqlValue[]) => void;
 }
 
 const layoutFor = (key: SyncKey): Layout => {
@@ -31,7 +31,10 @@ const layoutFor = (key: SyncKey): Layout => {
       table: collectionTable(key.collection),
       scope: [['tenant', key.tenant]],
       extraColumns: ['created_at', ...typed.map((t) => t.column)],
-      extra: (doc) => [normaliseInstant(doc.createdAt), ...typed.map((t) => extractColumn(doc, t))],
+      extra: (doc, row) => {
+        row.push(normaliseInstant(doc.createdAt));
+        for (const t of typed) row.push(extractColumn(doc, t));
+      },
     };
   }
   return {
@@ -42,7 +45,7 @@ const layoutFor = (key: SyncKey): Layout => {
       ['variant', key.variant],
     ],
     extraColumns: [],
-    extra: () => [],
+    extra: () => undefined,
   };
 };
 
@@ -185,16 +188,11 @@ export class RecordTable {
     const s = this.rowStatements;
     const scope = this.layout.scope.map(([, v]) => v);
     const now = new Date().toISOString();
-    const row = (id: string, doc: UpstreamDoc, docText: string): SqlValue[] => [
-      ...scope,
-      id,
-      rowUpdatedAt(doc.updatedAt),
-      docText,
-      null,
-      seenRunId,
-      now,
-      ...this.layout.extra(doc),
-    ];
+    const row = (id: string, doc: UpstreamDoc, docText: string): SqlValue[] => {
+      const out: SqlValue[] = [...scope, id, rowUpdatedAt(doc.updatedAt), docText, null, seenRunId, now];
+      this.layout.extra(doc, out);
+      return out;
+    };
     const counts: UpsertCounts = { inserted: 0, updated: 0, unchanged: 0 };
     for (let i = 0; i < docs.length; i++) {
       const doc = docs[i]!;
