@@ -31,6 +31,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
     summary: 'write an online, consistent copy of the mirror',
     load: async () => (await import('./backup-command.js')).backupCommand,
   },
+  demo: {
+    summary: 'mirror the bundled simulator into a temporary file and query it',
+    load: async () => (await import('./demo-command.js')).demoCommand,
+  },
 };
 
 const usage = (): string =>

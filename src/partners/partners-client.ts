@@ -50,8 +50,6 @@ export interface CallOptions {
   readonly onRateLimited?: () => void;
 }
 
-export type WriteMethod = 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-
 /** The result of a bulk write, as the spec's response body. */
 export interface BulkResult extends JsonObject {}
 

@@ -1,9 +1,10 @@
 import type { BulkKind, CollectionSlug } from '../vocabulary/collections.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../vocabulary/ids.js';
 import type { SimParams } from './parse-params.js';
-import { ATTRIBUTE_CONFIG, themeSettingsSchema } from './sim-content.js';
+import { ATTRIBUTE_CONFIG } from './sim-content.js';
 import { clone, nextStamp, type StoredRecord, type TenantData } from './sim-db.js';
 import { compileWhere, SimHttpError, validationError } from './sim-query.js';
+import { themeSettingsSchema } from './sim-theme-schema.js';
 
 /** The bulk request body (the Payload way: a target selector plus the changes). */
 interface BulkBody {

@@ -1,9 +1,11 @@
 import { COLLECTIONS, type CollectionSlug, VERSIONED } from '../vocabulary/collections.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../vocabulary/ids.js';
 import { IdMaker, Prng } from './prng.js';
-import { countFor, GENERATION_ORDER, GENERATORS, type GenContext, iso, makeKey, tenantNames } from './sim-content.js';
+import { countFor, GENERATION_ORDER, GENERATORS } from './sim-content.js';
+import { type GenContext, iso } from './sim-doc-parts.js';
 import { type LocaleCtx, parseSort, sortDocs } from './sim-query.js';
 import { ISO_RE, JOINS, STATIC_JOINS } from './sim-schema.js';
+import { makeKey, tenantNames } from './sim-tenants.js';
 
 /**
  * A record: `main` is what published reads return (its `_status` is 'draft' only if it was never published);

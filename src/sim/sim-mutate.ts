@@ -1,8 +1,9 @@
 import type { CollectionSlug } from '../vocabulary/collections.js';
 import { isJsonObject, type JsonObject } from '../vocabulary/ids.js';
 import type { Prng } from './prng.js';
-import { GENERATORS, iso } from './sim-content.js';
+import { GENERATORS } from './sim-content.js';
 import { clone, nextStamp, runtimeContext, type TenantData } from './sim-db.js';
+import { iso } from './sim-doc-parts.js';
 
 export interface MutateSpec {
   tenant: string;

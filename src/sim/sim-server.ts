@@ -7,7 +7,6 @@ import {
   COLLECTIONS,
   type CollectionSlug,
   isCollectionSlug,
-  type RouteOp,
   type RouteSet,
   routesFor,
   THEME_SCHEMA_COLLECTIONS,
@@ -15,8 +14,8 @@ import {
 import { isJsonObject, type JsonObject, type JsonValue } from '../vocabulary/ids.js';
 import { parseParams, type SimParams } from './parse-params.js';
 import type { Prng } from './prng.js';
+import { allowedMethods, routeMissing } from './sim-allowed-methods.js';
 import { bulkUpdate } from './sim-bulk.js';
-import { themeSettingsSchema } from './sim-content.js';
 import { generateTenants, type TenantData, viewOf, visibleView } from './sim-db.js';
 import { answerAfter, type FaultQueue } from './sim-faults.js';
 import { HUGE_DEFAULT_BYTES, sendHugeBody } from './sim-huge.js';
@@ -27,6 +26,7 @@ import { SimHttpError } from './sim-query.js';
 import type { RollingLimiter } from './sim-rate-limit.js';
 import { getDoc, listDocs, matchingRecords, notFound } from './sim-read.js';
 import { type ShapeCtx, shapeDoc } from './sim-shape.js';
+import { themeSettingsSchema } from './sim-theme-schema.js';
 import { createDoc, deleteDoc, updateDoc } from './sim-writes.js';
 
 export interface BeforeRequestInfo {
@@ -323,43 +323,6 @@ const staleQuery = (search: string): string => {
   for (const k of [...params.keys()]) if (k === 'page' || k === 'where' || k.startsWith('where[')) params.delete(k);
   return params.toString();
 };
-
-const routeMissing = (allowed: string[]): SimHttpError =>
-  allowed.length
-    ? new SimHttpError(405, 'Method Not Allowed', undefined, { allow: allowed.join(', ') })
-    : new SimHttpError(404, 'Route Not Found');
-
-const METHOD_OF: Record<RouteOp, string> = {
-  list: 'GET',
-  get: 'GET',
-  create: 'POST',
-  put: 'PUT',
-  patch: 'PATCH',
-  delete: 'DELETE',
-};
-
-/** The methods served on a data path (after `/{version}/{tenant}`) under the route set; HEAD goes with GET. */
-function allowedMethods(s: SimState, rest: readonly string[]): string[] {
-  const head = rest[0] ?? '';
-  if (!isCollectionSlug(head)) return [];
-  const served = routesFor(head, s.routeSet);
-  const methods: string[] = [];
-  const add = (m: string): void => {
-    if (!methods.includes(m)) methods.push(m);
-    if (m === 'GET') add('HEAD');
-  };
-  if (rest.length === 1) {
-    for (const op of served) if (op === 'list' || op === 'create') add(METHOD_OF[op]);
-    // Payload's bulk update and delete (`where` in the query) belong to its REST surface.
-    if (s.routeSet === 'full') for (const m of ['PATCH', 'DELETE']) add(m);
-  } else if (rest.length === 2) {
-    if (BULK_ROUTES.some((b) => b.collection === head && b.kind === rest[1])) add('PATCH');
-    else for (const op of served) if (op !== 'list' && op !== 'create') add(METHOD_OF[op]);
-  } else if (rest.length === 3 && rest[1] === 'theme-settings' && rest[2] === 'schema') {
-    if (THEME_SCHEMA_COLLECTIONS.includes(head)) add('GET');
-  }
-  return methods;
-}
 
 /** Payload's default labels (from the slug) for its bulk messages. */
 const LABELS: Record<CollectionSlug, readonly [string, string]> = {

@@ -7,8 +7,8 @@ import {
 } from '../vocabulary/collections.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../vocabulary/ids.js';
 import type { SimParams } from './parse-params.js';
-import { iso } from './sim-content.js';
 import { type CollectionData, clone, nextStamp, type StoredRecord, type TenantData } from './sim-db.js';
+import { iso } from './sim-doc-parts.js';
 import { isLocaleObject, SimHttpError, validationError } from './sim-query.js';
 import { notFound } from './sim-read.js';
 import { ISO_RE, LOCALES, LOCALIZED, RELATIONSHIPS, REQUIRED_ON_CREATE, SERVER_OWNED, UNIQUE } from './sim-schema.js';

@@ -104,22 +104,3 @@ export const TYPED_COLUMNS: Readonly<Record<CollectionSlug, readonly TypedColumn
   ],
   'custom-attributes': [],
 };
-
-/** Indexes beyond the primary key and the (tenant, updated_at, id) sync index every table has. */
-export const EXTRA_INDEXES: Readonly<Partial<Record<CollectionSlug, readonly (readonly string[])[]>>> = {
-  'event-instances': [
-    ['tenant', 'event_id'],
-    ['tenant', 'venue_id'],
-    ['tenant', 'start_date'],
-  ],
-  events: [
-    ['tenant', 'season_id'],
-    ['tenant', 'venue_id'],
-    ['tenant', 'start_date'],
-  ],
-  posts: [['tenant', 'blog_id']],
-  pages: [['tenant', 'parent_id']],
-  series: [['tenant', 'slug']],
-  media: [['tenant', 'filename']],
-  redirects: [['tenant', 'from_path']],
-};

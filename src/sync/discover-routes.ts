@@ -20,7 +20,7 @@ export function routesFromOpenApi(doc: unknown): Omit<ReadRoutes, 'source'> | nu
   const get = new Set<CollectionSlug>();
   for (const [path, item] of Object.entries(doc.paths)) {
     if (!isJsonObject(item) || !('get' in item)) continue;
-    const m = PATH.exec(path);
+    const m = path.match(PATH);
     const slug = m?.[1];
     if (!slug || !isCollectionSlug(slug)) continue;
     (m?.[2] ? get : list).add(slug);

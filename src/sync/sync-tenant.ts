@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { UnderstudyError } from '../errors.js';
 import { COLLECTIONS, type CollectionSlug } from '../vocabulary/collections.js';
 import { discoverRoutes, type ReadRoutes } from './discover-routes.js';
+import { reachability } from './reachability.js';
 import { edgesTo } from './references.js';
 import {
   type CollectionReport,
-  reachability,
   type SyncDeps,
   type SyncMode,
   syncCollection,

@@ -292,6 +292,41 @@ describe('the rest of the port', () => {
     expect(await store.markDeleted(k, 'missing', '2026-01-03T00:00:00Z')).toBe(false);
   });
 
+  it('answers every record query alike for published rows and for a variant, each within its own rows', async () => {
+    const at = (d: number) => `2026-01-0${d}T00:00:00.000Z`;
+    const docs = [1, 2, 3].map((d) => ({ id: `e${d}`, updatedAt: at(d), title: `E${d}` }));
+    const other = { tenant: tenantSlug('other'), collection: 'events', variant: 'draft' } as const;
+    await store.applyPage(other, docs, blank, 'run-x');
+    for (const k of [key('events'), key('events', 'draft'), key('events', 'locale:fr')]) {
+      expect(await store.applyPage(k, docs, blank, 'run-1')).toEqual({ inserted: 3, updated: 0, unchanged: 0 });
+      expect(await store.applyPage(k, docs.slice(0, 1), blank, 'run-2')).toEqual({
+        inserted: 0,
+        updated: 0,
+        unchanged: 1,
+      });
+      expect((await store.unseenIds(k, 'run-2')).sort()).toEqual(['e2', 'e3']);
+      expect(await store.countUpdatedBetween(k, at(2), at(3))).toBe(2);
+      expect(await store.completeFull(k, 'run-2', blank, at(9), ['e3'])).toBe(1);
+      expect([...(await store.liveIds(k))].sort()).toEqual(['e1', 'e3']);
+      expect(await store.markDeleted(k, 'e3', at(9))).toBe(true);
+      expect(await store.markDeleted(k, 'e2', at(9))).toBe(false);
+      const scanned: unknown[] = [];
+      await store.scanDocs(k, (d) => scanned.push(d.id));
+      expect(scanned).toEqual(['e1']);
+      expect(await store.upsertDocs(k, [{ ...docs[1]!, updatedAt: at(4) }])).toEqual({
+        inserted: 0,
+        updated: 1,
+        unchanged: 0,
+      });
+      expect([...(await store.liveIds(k))].sort()).toEqual(['e1', 'e2']);
+    }
+    expect([...(await store.liveIds(other))].sort()).toEqual(['e1', 'e2', 'e3']);
+    expect(query('SELECT seen_run FROM doc_variants WHERE tenant = ? AND id = ?', 'acme', 'e1')).toEqual([
+      { seen_run: 'run-2' },
+      { seen_run: 'run-2' },
+    ]);
+  });
+
   it('scanDocs streams every live doc', async () => {
     const k = key('venues');
     const docs = Array.from({ length: 1203 }, (_, i) => ({ id: `v${String(i).padStart(5, '0')}`, city: 'Oslo' }));

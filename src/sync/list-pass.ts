@@ -1,0 +1,98 @@
+import { randomUUID } from 'node:crypto';
+import { hasMore } from '../partners/list-envelope.js';
+import type { ListQuery } from '../partners/partners-client.js';
+import { type Position, PUBLISHED } from '../store/store.js';
+import { draftsOnly } from './drafts-only.js';
+import { overlapIsComplete } from './overlap-window.js';
+import { PageProgress } from './page-progress.js';
+import { afterWhere, comparePositions, EPOCH, earlierOf, keyFieldFor, laterOf, sinceWhere } from './position.js';
+import { DEFAULT_PAGE_SIZE, finishPass, type Run, type SyncMode } from './sync-run.js';
+import { syncUndatedTail } from './undated-tail.js';
+import type { VariantSpec } from './variants.js';
+
+/**
+ * Pages through a list route in (updatedAt, key) order, committing each page with its checkpoint. The cursor never
+ * moves past the run's start, so a record dated in the future cannot hide the edits made before its date.
+ */
+export async function syncListed(run: Run, spec: VariantSpec, mode: SyncMode): Promise<void> {
+  const { store, log } = run.deps;
+  const key = run.key(spec.variant);
+  const keyField = keyFieldFor(run.collection);
+  const limit = run.deps.pageSize ?? DEFAULT_PAGE_SIZE;
+  const ceiling: Position = { updatedAt: run.startedAt, id: '' };
+  let state = await store.getSyncState(key);
+  // A cursor already past now (left by a record dated in the future) cannot say what was missed: read it all again.
+  const broken = state.cursor !== null && Date.parse(state.cursor.updatedAt) > run.futureAfter;
+  if (broken && mode === 'incremental' && !state.full)
+    log.warn(
+      { variant: spec.variant, cursor: state.cursor },
+      'cursor is past now; this run reads the collection in full',
+    );
+  const full = mode === 'full' || state.cursor === null || state.full !== null || broken;
+  let runId: string | null = null;
+  let after: Position | null;
+  let where: ListQuery['where'];
+  const resumable = state.incremental?.after ?? null;
+  if (full) {
+    runId = state.full?.runId ?? randomUUID();
+    after = state.full?.after ?? null;
+    if (!state.full) {
+      state = { ...state, full: { runId, after: null }, incremental: null };
+      await store.saveSyncState(key, state);
+    }
+    where = after ? afterWhere(after, keyField) : undefined;
+  } else if (resumable && state.cursor && comparePositions(resumable, ceiling) <= 0) {
+    // An interrupted incremental run: go on right after its last committed page, without the overlap re-read
+    // (that re-read would fetch every committed page of a burst of edits sharing one second again). Not from a
+    // position past this run's start (a record dated in the future): edits made since would sort before it.
+    after = resumable;
+    where = afterWhere(after, keyField);
+  } else {
+    const cursor = state.cursor ?? EPOCH;
+    after = (await overlapIsComplete(run, spec, key, cursor)) ? cursor : null;
+    const overlap = run.deps.overlapMs ?? 1000;
+    where = after
+      ? afterWhere(after, keyField)
+      : sinceWhere(new Date(Math.max(0, Date.parse(cursor.updatedAt) - overlap)).toISOString());
+    state = { ...state, incremental: { after } };
+  }
+  log.debug({ collection: run.collection, variant: spec.variant, full, resumeFrom: after }, 'sync pass starting');
+  const progress = new PageProgress(run.route(), keyField);
+  // Page numbers only while the pass holds no position yet: records without a date (sorted first) carry none.
+  let pageNo = 1;
+  // A full pass from the start learns the collection's size from its first page; reading fewer records than that
+  // means some may sort after every date (null last, as PostgreSQL orders), where keyset filters never reach.
+  let total: number | null = null;
+  let read = 0;
+  for (;;) {
+    run.checkStop();
+    const page = await run.listPage(spec.query, pageNo, limit, `updatedAt,${keyField}`, where);
+    const docs = page.docs;
+    if (full && !where && pageNo === 1) total = page.totalDocs;
+    read += docs.length;
+    const last = run.positionsOf(docs, keyField);
+    progress.check(docs, after, last);
+    const moved = last !== null;
+    if (last) after = last;
+    if (docs.length > 0) {
+      state = full
+        ? { ...state, full: { runId: runId as string, after } }
+        : { ...state, cursor: laterOf(state.cursor, earlierOf(last, ceiling)), incremental: { after } };
+      const counts = await store.applyPage(key, docs, state, runId ?? undefined);
+      run.counted(counts, docs.length);
+      log.debug({ collection: run.collection, variant: spec.variant, docs: docs.length, ...counts }, 'page committed');
+    }
+    if (docs.length === 0 || !hasMore(page, limit)) break;
+    if (moved && after) {
+      where = afterWhere(after, keyField);
+      pageNo = 1;
+    } else pageNo++;
+  }
+  if (full && runId && (total === null || read < total))
+    state = await syncUndatedTail(run, spec, key, state, runId, keyField, limit);
+  const reached = earlierOf(after, ceiling);
+  // A full pass read everything: its own position replaces the cursor (repairing one left past now).
+  const cursor = full ? reached : laterOf(state.cursor, reached);
+  const keep = async () => (spec.variant === PUBLISHED && runId ? draftsOnly(run, key, runId, keyField) : []);
+  await finishPass(run, key, { ...state, incremental: null }, cursor, full && runId ? { runId, keep } : null);
+}

@@ -1,0 +1,176 @@
+import { UnderstudyError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { CallOptions, ListPage, ListQuery, PartnersClient, ReadQuery } from '../partners/partners-client.js';
+import type { Position, Store, SyncKey, SyncState, Variant } from '../store/store.js';
+import type { CollectionSlug } from '../vocabulary/collections.js';
+import type { TenantSlug, UpstreamDoc } from '../vocabulary/ids.js';
+import { EPOCH, laterOf, positionOf } from './position.js';
+
+export type SyncMode = 'full' | 'incremental';
+
+export interface SyncDeps {
+  readonly client: PartnersClient;
+  readonly store: Store;
+  readonly log: Logger;
+  readonly now?: () => Date;
+  /** Page size asked for; the upstream may clamp it, and sync follows what it reports. Default 1000. */
+  readonly pageSize?: number;
+  /** How far before the cursor an incremental run starts re-reading, for late-committed upstream writes. Default 1000. */
+  readonly overlapMs?: number;
+  /**
+   * How far ahead of the run's start an upstream `updatedAt` may be before the record counts as future-dated
+   * (counted, logged). The cursor itself never moves past the run's start. Default 60000.
+   */
+  readonly clockSkewMs?: number;
+  /** Aborted when the process should stop gracefully: the page in flight is committed, then sync stops. */
+  readonly stop?: AbortSignal;
+  /** Shared by every collection of one run in `sync_runs.run_id`; a fresh id per collection when absent. */
+  readonly runId?: string;
+  /** Called after each committed page (progress display, metrics). */
+  readonly onProgress?: (p: { collection: CollectionSlug; pages: number; fetched: number }) => void;
+}
+
+export interface TenantTarget {
+  readonly slug: TenantSlug;
+  readonly collections?: readonly CollectionSlug[];
+  readonly drafts?: boolean;
+  readonly locales?: readonly string[];
+}
+
+export interface CollectionReport {
+  name: CollectionSlug;
+  fetched: number;
+  inserted: number;
+  updated: number;
+  unchanged: number;
+  deleted: number;
+  /** Records dated later than the run's start plus `clockSkewMs`: mirrored, never moving the cursor. */
+  future: number;
+  /** Records whose `updatedAt` is null or not a date: mirrored (compared by JSON text), never stopping the run. */
+  undated: number;
+  requests: number;
+  /** Answers 429 among `requests`: each paused the key before its retry. */
+  rateLimited: number;
+  ms: number;
+  skipped?: string;
+  error?: string;
+  /** The error code behind `error`, for exit-code mapping; not part of the JSON contract. */
+  errorCode?: string;
+}
+
+export const DEFAULT_PAGE_SIZE = 1000;
+/** How far ahead of the run's start an upstream `updatedAt` may be before it counts as future-dated. */
+export const DEFAULT_CLOCK_SKEW_MS = 60_000;
+const FUTURE_IDS_LOGGED = 10;
+
+/** One collection's sync of one tenant: its deps, report and clock, shared by every pass over its variants. */
+export class Run {
+  readonly report: CollectionReport;
+  pages = 0;
+  /** When the run started (ISO): no cursor it saves goes past it. */
+  readonly startedAt: string;
+  /** Records dated after this instant (ms) are future-dated: the run's start plus the clock-skew allowance. */
+  readonly futureAfter: number;
+  /** Ids of the first future-dated records seen, for the warning. */
+  readonly futureIds: string[] = [];
+  constructor(
+    readonly deps: SyncDeps,
+    readonly tenant: TenantSlug,
+    readonly collection: CollectionSlug,
+    readonly signal: AbortSignal,
+  ) {
+    this.report = {
+      name: collection,
+      fetched: 0,
+      inserted: 0,
+      updated: 0,
+      unchanged: 0,
+      deleted: 0,
+      future: 0,
+      undated: 0,
+      requests: 0,
+      rateLimited: 0,
+      ms: 0,
+    };
+    this.startedAt = this.now();
+    this.futureAfter = Date.parse(this.startedAt) + (deps.clockSkewMs ?? DEFAULT_CLOCK_SKEW_MS);
+  }
+  /** The last position of a page, counting its undated and future-dated records on the way. */
+  positionsOf(docs: readonly UpstreamDoc[], keyField: string): Position | null {
+    let last: Position | null = null;
+    for (const doc of docs) {
+      const p = positionOf(doc, keyField, this.route());
+      if (p === null) this.report.undated++;
+      else if (Date.parse(p.updatedAt) > this.futureAfter) {
+        this.report.future++;
+        if (this.futureIds.length < FUTURE_IDS_LOGGED) this.futureIds.push(p.id);
+      }
+      last = laterOf(last, p);
+    }
+    return last;
+  }
+  get opts(): CallOptions {
+    return {
+      signal: this.signal,
+      onAttempt: () => {
+        this.report.requests++;
+      },
+      onRateLimited: () => {
+        this.report.rateLimited++;
+      },
+    };
+  }
+  now(): string {
+    return (this.deps.now?.() ?? new Date()).toISOString();
+  }
+  key(variant: Variant): SyncKey {
+    return { tenant: this.tenant, collection: this.collection, variant };
+  }
+  counted(c: { inserted: number; updated: number; unchanged: number }, fetched: number): void {
+    this.report.inserted += c.inserted;
+    this.report.updated += c.updated;
+    this.report.unchanged += c.unchanged;
+    this.report.fetched += fetched;
+    this.pages++;
+    this.deps.onProgress?.({ collection: this.collection, pages: this.pages, fetched: this.report.fetched });
+  }
+  /** Throws between pages once a graceful stop was asked for: everything committed so far stays committed. */
+  checkStop(): void {
+    if (this.deps.stop?.aborted || this.signal.aborted) {
+      throw new UnderstudyError('US_ABORTED', `sync of ${this.collection} stopped after ${this.pages} pages`);
+    }
+  }
+  /** Reads one page of this collection at depth 0: the copy `query` selects, `limit` records, `sort`ed. */
+  listPage(query: ReadQuery, page: number, limit: number, sort: string, where?: ListQuery['where']): Promise<ListPage> {
+    const q: ListQuery = {
+      ...query,
+      collection: this.collection,
+      limit,
+      page,
+      sort,
+      depth: 0,
+      ...(where ? { where } : {}),
+    };
+    return this.deps.client.listPage(q, this.opts);
+  }
+  route(suffix = ''): string {
+    return `/partners/{version}/{tenant}/${this.collection}${suffix}`;
+  }
+}
+
+/**
+ * The one last step of every pass: the state it leaves (`cursor`, no run in progress, a success), saved with the
+ * deletions of a full pass (rows its run did not see, except those `keep` finds) or alone.
+ */
+export async function finishPass(
+  run: Run,
+  key: SyncKey,
+  state: SyncState,
+  cursor: Position | null,
+  full: { readonly runId: string; readonly keep?: () => Promise<readonly string[]> } | null,
+): Promise<void> {
+  const done: SyncState = { ...state, cursor: cursor ?? EPOCH, full: null, lastSuccessAt: run.now(), lastError: null };
+  if (!full) return run.deps.store.saveSyncState(key, done);
+  const keep = (await full.keep?.()) ?? [];
+  run.report.deleted += await run.deps.store.completeFull(key, full.runId, done, run.now(), keep);
+}
