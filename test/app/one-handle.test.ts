@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { enqueueSync } from '../../src/queue/enqueue-sync.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { collect, spawnCli } from '../helpers/run-cli.js';
-import { workerHarness } from '../worker/worker-harness.js';
+import { workerHarness } from './worker-harness.js';
 
 let server: TestRedis;
 beforeAll(async () => {

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'v
 import { openWritesQueue } from '../../src/queue/write-queue.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { collect, runCli, spawnCli } from '../helpers/run-cli.js';
-import { workerHarness } from '../worker/worker-harness.js';
+import { workerHarness } from '../app/worker-harness.js';
 import { startDroppingProxy } from './dropping-proxy.js';
 
 let server: TestRedis;
