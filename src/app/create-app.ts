@@ -7,7 +7,11 @@ import { type ResolvedTenant, resolveTenants } from '../config/resolve-tenants.j
 import type { Logger } from '../log.js';
 import { instrumentGate } from '../ops/instrument-gate.js';
 import type { OpsMetrics } from '../ops/metrics.js';
-import { createHttpPartnersClient, partnersAgentOptions } from '../partners/http-partners-client.js';
+import {
+  createHttpPartnersClient,
+  type HttpClientOptions,
+  partnersAgentOptions,
+} from '../partners/http-partners-client.js';
 import { keyHash } from '../partners/key-hash.js';
 import { createMemoryRateGate } from '../partners/memory-rate-gate.js';
 import type { PartnersClient } from '../partners/partners-client.js';
@@ -55,6 +59,8 @@ export interface AppDeps {
   readonly gates?: 'memory' | 'redis';
   /** Builds the gates instead (a command sharing the workers' budget, a benchmark); wrapped like the others. */
   readonly gateFor?: GateFactory;
+  /** Retry timing of every client (tests shorten it); default the client's own (a 250 ms floor, growing). */
+  readonly retry?: HttpClientOptions['retry'];
 }
 
 /** Every resource of one process, built once; the long-running parts (src/app/start-*.ts) take it. */
@@ -166,6 +172,7 @@ export async function createApp(config: Config, env: NodeJS.ProcessEnv, deps: Ap
         apiKey: tenant.apiKey,
         gate: gateOf(tenant),
         dispatcher: agent,
+        ...(deps.retry ? { retry: deps.retry } : {}),
         ...(current.config.maxResponseBytes === undefined ? {} : { maxResponseBytes: current.config.maxResponseBytes }),
         log: log.child({ tenant: tenant.slug }),
         ...(onRequest ? { onRequest: (e) => onRequest({ tenant: tenant.slug, ...e }) } : {}),

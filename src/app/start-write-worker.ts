@@ -299,10 +299,10 @@ export async function startWriteDrain(opts: WriteWorkerOptions): Promise<WriteWo
  * rate gates (Redis-backed, instrumented and parkable, built in createApp), its clients, store, write log and route
  * cache; config `writes` and `worker` for attempts and locks. A reload of the app replaces the tenants.
  */
-export async function startWriteWorker(
-  app: App,
-  opts: { readonly concurrency?: number; readonly stopping?: AbortSignal } = {},
-): Promise<WriteWorker> {
+/** What a caller may tune of the app's write worker (the rest comes from the app and its config). */
+export type WriteWorkerTuning = Partial<Omit<WriteWorkerOptions, 'prefix' | 'app' | 'tenants' | 'database'>>;
+
+export async function startWriteWorker(app: App, opts: WriteWorkerTuning = {}): Promise<WriteWorker> {
   const { config } = app;
   if (!app.redis) throw new TypeError('startWriteWorker needs an app with Redis gates (createApp gates: "redis")');
   const writes = await startWriteDrain({
@@ -321,10 +321,9 @@ export async function startWriteWorker(
     ...(config.writes?.maxRateLimitWaitMs !== undefined
       ? { maxRateLimitWaitMs: config.writes.maxRateLimitWaitMs }
       : {}),
-    ...(opts.concurrency ? { concurrency: opts.concurrency } : {}),
-    ...(opts.stopping ? { stopping: opts.stopping } : {}),
     ...(config.worker?.lockDurationMs ? { lockDurationMs: config.worker.lockDurationMs } : {}),
     ...(config.worker?.stalledIntervalMs ? { stalledIntervalMs: config.worker.stalledIntervalMs } : {}),
+    ...opts,
   });
   if (app.metrics) instrumentWriteWorker(writes.worker, app.metrics);
   app.onReload((a) => writes.reload(a.tenants().map((t) => t.resolved)));

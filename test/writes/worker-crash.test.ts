@@ -4,9 +4,9 @@ import Database from 'better-sqlite3';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { openWritesQueue } from '../../src/queue/write-queue.js';
+import { workerHarness } from '../app/worker-harness.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { collect, runCli, spawnCli } from '../helpers/run-cli.js';
-import { workerHarness } from '../app/worker-harness.js';
 import { startDroppingProxy } from './dropping-proxy.js';
 
 let server: TestRedis;

@@ -2,29 +2,27 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { expect, onTestFinished, vi } from 'vitest';
-import { startWriteDrain, type WriteWorker, type WriteWorkerOptions } from '../../src/app/start-write-worker.js';
+import { createApp } from '../../src/app/create-app.js';
+import { startWriteWorker, type WriteWorker, type WriteWorkerTuning } from '../../src/app/start-write-worker.js';
+import { parseConfig } from '../../src/config/load-config.js';
 import type { ResolvedTenant } from '../../src/config/resolve-tenants.js';
-import { createHttpPartnersClient, type HttpClientOptions } from '../../src/partners/http-partners-client.js';
 import { createMemoryRateGate } from '../../src/partners/memory-rate-gate.js';
 import type { PartnersClient } from '../../src/partners/partners-client.js';
 import type { RateBudget } from '../../src/partners/rate-gate.js';
 import { createWriteQueue, type WriteQueue } from '../../src/queue/write-queue.js';
 import { type SimulatorOptions, startSimulator } from '../../src/sim/start-simulator.js';
-import { openSqliteStore } from '../../src/store/sqlite-store.js';
 import type { WriteLogEntry } from '../../src/store/write-log.js';
 import { discoverRoutes } from '../../src/sync/discover-routes.js';
 import { syncCollection } from '../../src/sync/sync-collection.js';
 import type { CollectionSlug } from '../../src/vocabulary/collections.js';
 import { type TenantSlug, tenantSlug } from '../../src/vocabulary/ids.js';
-import { parkableGate } from '../../src/writes/gate-parking.js';
 import { silentLog, tempDir } from '../helpers/sync-harness.js';
 import { startDroppingProxy } from './dropping-proxy.js';
 
 export interface WriteHarnessOptions {
   readonly redisUrl: string;
   readonly sim?: SimulatorOptions;
-  readonly client?: Partial<HttpClientOptions>;
-  readonly worker?: Partial<WriteWorkerOptions>;
+  readonly worker?: WriteWorkerTuning;
   /** Collections to mirror before the test (default: none). */
   readonly mirror?: readonly CollectionSlug[];
   /** Put a proxy that can drop answers between the worker's client and the simulator. */
@@ -36,8 +34,10 @@ export interface WriteHarnessOptions {
 }
 
 /**
- * A simulator (limits off), a fresh mirror, a queue client and a write worker on a fresh Redis prefix.
- * Backoffs are a few milliseconds so retries are quick; the worker starts with `startWorker()`.
+ * A simulator (limits off), a fresh mirror, a queue client and a write worker on a fresh Redis prefix, wired by the
+ * real composition root (`createApp`, `startWriteWorker`) from a config, as `understudy worker` wires them; only the
+ * retry and backoff timings are shortened so retries are quick. The worker starts with `startWorker()`. Rate gates
+ * are in-process (each test's budget is its own), over the app's Redis connection for everything else.
  */
 export async function writeHarness(opts: WriteHarnessOptions) {
   const sim = await startSimulator({ port: 0, readLimit: 0, writeLimit: 0, records: 4, tenants: 1, ...opts.sim });
@@ -46,31 +46,32 @@ export async function writeHarness(opts: WriteHarnessOptions) {
   if (!simTenant) throw new Error('simulator has no tenant');
   const slug: TenantSlug = tenantSlug(simTenant.slug);
   const dbPath = join(tempDir(), 'mirror.db');
-  const store = await openSqliteStore(dbPath);
-  onTestFinished(() => store.close());
   const prefix = `t-${randomUUID().slice(0, 8)}`;
-  const resolved: ResolvedTenant[] = sim.tenants.map((t, i) => ({
-    slug: tenantSlug(t.slug),
-    apiKey: t.key,
-    apiKeyEnv: 'TEST_KEY',
-    budget: opts.budgets?.[i] ?? { reads: 1_000_000, writes: 1_000_000, windowMs: 1000 },
-    drafts: opts.drafts ?? false,
-  }));
-  const tenant = resolved[0] as ResolvedTenant;
-  const gates = new Map(resolved.map((t) => [t.slug as string, parkableGate(createMemoryRateGate(t.budget))]));
   const proxy = opts.proxy ? await startDroppingProxy(sim.url) : null;
   if (proxy) onTestFinished(() => proxy.close());
-  const clientFor = (t: ResolvedTenant): PartnersClient =>
-    createHttpPartnersClient({
-      baseUrl: proxy?.url ?? sim.url,
-      tenant: t.slug,
-      apiKey: t.apiKey,
-      gate: gates.get(t.slug) ?? parkableGate(createMemoryRateGate(t.budget)),
-      retry: { attempts: 3, baseDelayMs: 1, maxDelayMs: 20 },
-      log: silentLog,
-      ...opts.client,
-    });
-  const client = clientFor(tenant);
+  const env: NodeJS.ProcessEnv = Object.fromEntries(sim.tenants.map((t, i) => [`WH_KEY_${i}`, t.key]));
+  const config = parseConfig({
+    baseUrl: proxy?.url ?? sim.url,
+    database: dbPath,
+    redis: { url: opts.redisUrl, prefix },
+    tenants: sim.tenants.map((t, i) => ({
+      slug: t.slug,
+      apiKeyEnv: `WH_KEY_${i}`,
+      rateLimit: opts.budgets?.[i] ?? { reads: 1_000_000, writes: 1_000_000, windowMs: 1000 },
+      drafts: opts.drafts ?? false,
+    })),
+  });
+  const app = await createApp(config, env, {
+    log: silentLog,
+    gates: 'redis',
+    gateFor: (_hash, budget) => createMemoryRateGate(budget),
+    retry: { attempts: 3, baseDelayMs: 1, maxDelayMs: 20 },
+  });
+  onTestFinished(() => app.close());
+  const { store } = app;
+  const resolved = app.tenants().map((t) => t.resolved);
+  const tenant = resolved[0] as ResolvedTenant;
+  const client = app.tenant(slug)?.client as PartnersClient;
 
   if (opts.mirror?.length) {
     const routes = await discoverRoutes(client, { signal: AbortSignal.timeout(10_000) });
@@ -91,14 +92,8 @@ export async function writeHarness(opts: WriteHarnessOptions) {
   onTestFinished(() => queue.close());
 
   let worker: WriteWorker | null = null;
-  const startWorker = async (extra: Partial<WriteWorkerOptions> = {}): Promise<WriteWorker> => {
-    const w = await startWriteDrain({
-      redis: opts.redisUrl,
-      prefix,
-      app: { store, clientFor },
-      tenants: resolved,
-      database: dbPath,
-      log: silentLog,
+  const startWorker = async (extra: WriteWorkerTuning = {}): Promise<WriteWorker> => {
+    const w = await startWriteWorker(app, {
       attempts: 3,
       backoffMs: 5,
       maxBackoffMs: 20,
