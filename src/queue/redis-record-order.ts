@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
-import type { RecordOrder, RecordTarget } from '../writes/record-order.js';
+import type { RecordTarget } from '../writes/record-line.js';
+import type { RecordOrder } from '../writes/record-order.js';
 
 /** The record order (src/writes/record-order.ts) kept in Redis, shared by every process. */
 export function createRecordOrder(opts: {

@@ -3,6 +3,7 @@ import * as m001 from '../../migrations/2026-11-22-001-create-mirror.js';
 import * as m002 from '../../migrations/2026-11-22-002-write-log.js';
 import { UnderstudyError } from '../errors.js';
 import type { Database } from './db-schema.js';
+import { openDatabase } from './open-database.js';
 
 /** Every migration, by name; Kysely runs them in name order. Static imports so the build carries them. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -35,4 +36,22 @@ export async function migrateToLatest(db: Kysely<Database>): Promise<void> {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
     throw new UnderstudyError('US_STORE', `migration ${failed} failed: ${(error as Error).message}`, { cause: error });
   }
+}
+
+/**
+ * Opens (creating when missing) the mirror at `path` and brings its schema to the latest migration: the one way a
+ * writable mirror is opened. A failed migration closes the connection and throws `US_STORE`.
+ */
+export async function openMigratedDatabase(path: string): Promise<ReturnType<typeof openDatabase>> {
+  const opened = openDatabase(path);
+  try {
+    await migrateToLatest(opened.db);
+  } catch (err) {
+    await opened.db.destroy().catch(() => undefined);
+    if (opened.raw.open) opened.raw.close();
+    throw err instanceof UnderstudyError
+      ? err
+      : new UnderstudyError('US_STORE', `store: migrate failed: ${(err as Error).message}`, { cause: err });
+  }
+  return opened;
 }

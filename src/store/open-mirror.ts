@@ -1,7 +1,5 @@
-import { UnderstudyError } from '../errors.js';
-import { migrateToLatest } from './migrate.js';
+import { openMigratedDatabase } from './migrate.js';
 import { type MirrorHealth, sqliteMirrorHealth } from './mirror-health.js';
-import { openDatabase } from './open-database.js';
 import { SqliteStore } from './sqlite-store.js';
 import type { Store } from './store.js';
 import { sqliteWriteLog, type WriteLog } from './write-log.js';
@@ -20,16 +18,7 @@ export interface Mirror {
  * store, the write log and the health queries over the same better-sqlite3 connection and Kysely instance.
  */
 export async function openMirror(path: string): Promise<Mirror> {
-  const { db, raw } = openDatabase(path);
-  try {
-    await migrateToLatest(db);
-  } catch (err) {
-    await db.destroy().catch(() => undefined);
-    if (raw.open) raw.close();
-    throw err instanceof UnderstudyError
-      ? err
-      : new UnderstudyError('US_STORE', `store: migrate failed: ${(err as Error).message}`, { cause: err });
-  }
+  const { db, raw } = await openMigratedDatabase(path);
   const store = new SqliteStore(db, raw);
   return {
     store,

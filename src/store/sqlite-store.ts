@@ -4,8 +4,7 @@ import { UnderstudyError } from '../errors.js';
 import type { CollectionSlug } from '../vocabulary/collections.js';
 import type { TenantSlug, UpstreamDoc } from '../vocabulary/ids.js';
 import type { Database } from './db-schema.js';
-import { migrateToLatest } from './migrate.js';
-import { openDatabase } from './open-database.js';
+import { openMigratedDatabase } from './migrate.js';
 import { PreparedStatements } from './prepared-statements.js';
 import { RecordTables } from './record-table.js';
 import { appendRun } from './run-log.js';
@@ -167,13 +166,6 @@ export class SqliteStore implements Store {
 
 /** Opens (creating when missing) the mirror at `path` and brings its schema to the latest migration. */
 export async function openSqliteStore(path: string): Promise<Store> {
-  const { db, raw } = openDatabase(path);
-  try {
-    await migrateToLatest(db);
-  } catch (err) {
-    await db.destroy().catch(() => undefined);
-    if (raw.open) raw.close();
-    throw storeError('migrate', err);
-  }
+  const { db, raw } = await openMigratedDatabase(path);
   return new SqliteStore(db, raw);
 }

@@ -1,7 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { UnderstudyError } from '../errors.js';
-import { migrateToLatest } from './migrate.js';
-import { openDatabase } from './open-database.js';
+import { openMigratedDatabase } from './migrate.js';
 
 /** The part of a better-sqlite3 connection the write log uses. */
 type SqliteConnection = Pick<BetterSqlite3.Database, 'prepare'>;
@@ -210,14 +209,7 @@ export function sqliteWriteLog(raw: SqliteConnection): WriteLog {
  * schema to the latest migration first. `close()` closes that connection.
  */
 export async function openSqliteWriteLog(path: string): Promise<WriteLog> {
-  const { db, raw } = openDatabase(path);
-  try {
-    await migrateToLatest(db);
-  } catch (err) {
-    await db.destroy().catch(() => undefined);
-    if (raw.open) raw.close();
-    throw err;
-  }
+  const { db, raw } = await openMigratedDatabase(path);
   let closing: Promise<void> | null = null;
   return {
     ...sqliteWriteLog(raw),
