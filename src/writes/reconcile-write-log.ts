@@ -59,8 +59,11 @@ export async function reconcileWriteLog(deps: ReconcileDeps, jobIds?: readonly s
   let changed = 0;
   for (const row of rows) {
     try {
-      const job = await deps.queue.getJob(row.jobId);
-      const state = job ? await job.getState() : 'missing';
+      const first = await deps.queue.getJob(row.jobId);
+      const state = first ? await first.getState() : 'missing';
+      // The job read before its state may predate the failure or completion the state reports (its reason and
+      // return value not yet there): read it again once it is final.
+      const job = state === 'failed' || state === 'completed' ? ((await deps.queue.getJob(row.jobId)) ?? first) : first;
       let next: WriteLogEntry | null = null;
       if (state === 'failed') {
         next = {
