@@ -76,7 +76,14 @@ export function watchRedisLoss(opts: RedisLossWatchOptions): RedisLossWatch {
       lastSeen = { at: new Date().toISOString(), queues: await snapshot() };
       return null;
     }
-    const schedulesRecreated = await opts.recover();
+    let schedulesRecreated: readonly string[];
+    try {
+      schedulesRecreated = await opts.recover();
+    } catch (err) {
+      // Not recovered (a queue connection not back yet): take the sentinel away again so the next look retries.
+      await redis.del(sentinel).catch(() => undefined);
+      throw err;
+    }
     const report: RedisLossReport = {
       detectedAt: new Date().toISOString(),
       lastSeenAt: lastSeen?.at ?? null,

@@ -8,6 +8,7 @@ import { createLogger } from '../../src/log.js';
 import { createOpsMetrics } from '../../src/ops/metrics.js';
 import { keyHash } from '../../src/partners/key-hash.js';
 import { enqueueSync } from '../../src/queue/enqueue-sync.js';
+import { sentinelKey } from '../../src/queue/redis-loss.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { workerHarness } from './worker-harness.js';
 
@@ -149,6 +150,13 @@ describe('Redis emptied under a running worker (own redis-server)', () => {
       timeout: 30_000,
       interval: 100,
     });
+    // The watch has taken its first look (its sentinel is set) before Redis goes: a loss needs a known before.
+    const admin = new Redis(server.url);
+    await vi.waitFor(async () => expect(await admin.exists(sentinelKey(h.prefix))).toBe(1), {
+      timeout: 30_000,
+      interval: 50,
+    });
+    admin.disconnect();
     await server.kill();
     await server.restart(); // nothing was saved: it comes back empty
     await vi.waitFor(
