@@ -3,7 +3,7 @@ import { startSyncWorker } from '../app/start-sync-worker.js';
 import { startWorkerOps } from '../app/start-worker-ops.js';
 import { startWriteWorker } from '../app/start-write-worker.js';
 import { loadConfigFile } from '../config/load-config.js';
-import { UsageError } from '../errors.js';
+import { describeError, UsageError } from '../errors.js';
 import { createLogger } from '../log.js';
 import { effectiveEnv } from '../ops/config-reload.js';
 import { createOpsMetrics } from '../ops/metrics.js';
@@ -59,6 +59,17 @@ export async function workerCommand(argv: string[]): Promise<number> {
   };
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
+  // BullMQ can leave a command of a connection it is closing rejected with no handler (taskforcesh/bullmq#3546):
+  // a worker stopped while Redis is unreachable. Once shutdown has begun, such a Redis connection error says
+  // nothing about the work, so it is logged rather than turning a clean stop into exit 1; anything else still
+  // crashes as before. Kept to the end of the process: the rejection may come after this command returns.
+  process.on('unhandledRejection', (reason: unknown) => {
+    if (stop.signal.aborted && isRedisConnectionError(reason)) {
+      log.warn({ reason: describeError(reason) }, 'Redis connection error while closing; ignored');
+      return;
+    }
+    throw reason;
+  });
   try {
     // Disposed in reverse: ops, writes (in-flight writes finish), syncs, then the app (gates, pool, SQLite, Redis).
     await using app = await createApp(config, effectiveEnv(process.env), {
@@ -84,3 +95,9 @@ export async function workerCommand(argv: string[]): Promise<number> {
   log.flush();
   return 0;
 }
+
+const REDIS_CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH']);
+const isRedisConnectionError = (err: unknown): boolean =>
+  err instanceof Error &&
+  (err.message.startsWith('Connection is closed') ||
+    REDIS_CONNECTION_CODES.has((err as NodeJS.ErrnoException).code ?? ''));
