@@ -9,7 +9,7 @@ import type { JsonObject } from '../../src/vocabulary/ids.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { runCli } from '../helpers/run-cli.js';
 import { tempDir } from '../helpers/sync-harness.js';
-import { type WriteHarness, writeHarness } from './write-harness.js';
+import { idOf, type WriteHarness, writeHarness } from './write-harness.js';
 
 let redis: TestRedis;
 beforeAll(async () => {
@@ -18,8 +18,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await redis?.stop();
 });
-
-const idOf = (doc: JsonObject | undefined): string => String(doc?.id ?? '');
 
 const tools = async (h: WriteHarness) => {
   const w = h.bull();

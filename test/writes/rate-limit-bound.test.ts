@@ -2,9 +2,8 @@ import * as v from 'valibot';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigSchema } from '../../src/config/config-schema.js';
 import { listFailedWrites } from '../../src/queue/failed-writes.js';
-import type { JsonObject } from '../../src/vocabulary/ids.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
-import { writeHarness } from './write-harness.js';
+import { idOf, writeHarness } from './write-harness.js';
 
 let redis: TestRedis;
 beforeAll(async () => {
@@ -13,8 +12,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await redis?.stop();
 });
-
-const idOf = (doc: JsonObject | undefined): string => String(doc?.id ?? '');
 
 describe('a write that keeps getting 429s', () => {
   it('fails once the upstream asks for a wait past writes.maxRateLimitWaitMs, listed by writes failed', async () => {

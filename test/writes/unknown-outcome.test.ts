@@ -4,9 +4,8 @@ import { retryWrite, showWrite } from '../../src/queue/failed-writes.js';
 import { createRecordOrder } from '../../src/queue/redis-record-order.js';
 import { isPendingJob, openWritesQueue } from '../../src/queue/write-queue.js';
 import { openSqliteWriteLog } from '../../src/store/write-log.js';
-import type { JsonObject } from '../../src/vocabulary/ids.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
-import { type WriteHarness, writeHarness } from './write-harness.js';
+import { idOf, type WriteHarness, writeHarness } from './write-harness.js';
 
 let redis: TestRedis;
 beforeAll(async () => {
@@ -16,7 +15,6 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-const idOf = (doc: JsonObject | undefined): string => String(doc?.id ?? '');
 const requests = (h: WriteHarness, method: string, path: string) =>
   h.sim.controls.requestLog().filter((e) => e.method === method && e.path.includes(path));
 

@@ -15,9 +15,12 @@ import type { WriteLogEntry } from '../../src/store/write-log.js';
 import { discoverRoutes } from '../../src/sync/discover-routes.js';
 import { syncCollection } from '../../src/sync/sync-collection.js';
 import type { CollectionSlug } from '../../src/vocabulary/collections.js';
-import { type TenantSlug, tenantSlug } from '../../src/vocabulary/ids.js';
+import { type JsonObject, type TenantSlug, tenantSlug } from '../../src/vocabulary/ids.js';
 import { silentLog, tempDir } from '../helpers/sync-harness.js';
 import { startDroppingProxy } from './dropping-proxy.js';
+
+/** A record's id as the queue and the mirror take it (upstreams may send numbers). */
+export const idOf = (doc: JsonObject | undefined): string => String(doc?.id ?? '');
 
 export interface WriteHarnessOptions {
   readonly redisUrl: string;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isJsonObject, type JsonObject } from '../../src/vocabulary/ids.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
-import { writeHarness } from './write-harness.js';
+import { idOf, writeHarness } from './write-harness.js';
 
 let redis: TestRedis;
 beforeAll(async () => {
@@ -11,7 +11,6 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-const idOf = (doc: JsonObject | undefined): string => String(doc?.id ?? '');
 const pairs = (doc: Record<string, unknown> | JsonObject | null | undefined, field: 'attributes' | 'theme') => {
   const theme = doc?.theme;
   const arr =

@@ -4,7 +4,7 @@ import { openWritesQueue } from '../../src/queue/write-queue.js';
 import type { JsonObject } from '../../src/vocabulary/ids.js';
 import { jobIdFor } from '../../src/writes/write-job.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
-import { type WriteHarness, writeHarness } from './write-harness.js';
+import { idOf, type WriteHarness, writeHarness } from './write-harness.js';
 
 let redis: TestRedis;
 beforeAll(async () => {
@@ -14,7 +14,6 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-const idOf = (doc: JsonObject | undefined): string => String(doc?.id ?? '');
 const firstInstance = (h: WriteHarness) => idOf(h.upstream('event-instances')[0]);
 const statuses = (h: WriteHarness, method: string, path: string) =>
   h.sim.controls

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { JsonObject, JsonValue } from '../../src/vocabulary/ids.js';
+import type { JsonValue } from '../../src/vocabulary/ids.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
-import { writeHarness } from './write-harness.js';
+import { idOf, writeHarness } from './write-harness.js';
 
 let redis: TestRedis;
 beforeAll(async () => {
@@ -10,8 +10,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await redis?.stop();
 });
-
-const idOf = (doc: JsonObject | undefined): string => String(doc?.id ?? '');
 
 describe('write-through stores what a sync would store', () => {
   it('keeps relationships of a patched event instance as ids, and the next --full updates nothing', async () => {
