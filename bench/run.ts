@@ -17,6 +17,9 @@ const BENCHES = [
   'shared-budget',
   'write-drain',
   'response-cap',
+  'pg-ingest',
+  'change-feed',
+  'search',
 ] as const;
 const only = process.argv.slice(2);
 

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { enqueueSync } from '../src/queue/enqueue-sync.js';
+import { enqueueSync } from '../src/app/enqueue-sync.js';
 import { openSyncQueue } from '../src/queue/queues.js';
 import { startSimulator } from '../src/sim/start-simulator.js';
 

@@ -5,11 +5,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createApp } from '../src/app/create-app.js';
+import { parseConfig } from '../src/config/load-config.js';
 import { createLogger } from '../src/log.js';
-import { createHttpPartnersClient } from '../src/partners/http-partners-client.js';
-import { createMemoryRateGate } from '../src/partners/memory-rate-gate.js';
 import { startSimulator } from '../src/sim/start-simulator.js';
-import { openSqliteStore } from '../src/store/sqlite-store.js';
 import { discoverRoutes } from '../src/sync/discover-routes.js';
 import { syncCollection } from '../src/sync/sync-collection.js';
 import { tenantSlug } from '../src/vocabulary/ids.js';
@@ -25,17 +24,22 @@ export default async function bench(): Promise<string> {
     writeLimit: 0,
   });
   const dir = mkdtempSync(join(tmpdir(), 'understudy-bench-'));
-  const store = await openSqliteStore(join(dir, 'm.db'));
-  try {
-    const t = sim.tenants[0];
-    if (!t) throw new Error('no tenant');
-    const client = createHttpPartnersClient({
+  const t = sim.tenants[0];
+  if (!t) throw new Error('no tenant');
+  const log = createLogger({ level: 'silent' });
+  // The product's composition root: its one pool, the tenant's client and gate, the mirror.
+  const app = await createApp(
+    parseConfig({
       baseUrl: sim.url,
-      tenant: tenantSlug(t.slug),
-      apiKey: t.key,
-      gate: createMemoryRateGate({ reads: 1e9, writes: 1e9, windowMs: 1000 }),
-    });
-    const deps = { client, store, log: createLogger({ level: 'silent' }) };
+      tenants: [{ slug: t.slug, apiKeyEnv: 'BENCH_KEY', rateLimit: { reads: 1e9, writes: 1e9, windowMs: 1000 } }],
+    }),
+    { BENCH_KEY: t.key },
+    { log, database: join(dir, 'm.db') },
+  );
+  try {
+    const client = app.tenants()[0]?.client;
+    if (!client) throw new Error('no client');
+    const deps = { client, store: app.store, log };
     const target = { slug: tenantSlug(t.slug) };
     const signal = new AbortController().signal;
     const routes = await discoverRoutes(client, { signal });
@@ -66,7 +70,7 @@ export default async function bench(): Promise<string> {
       'The `events` bound has one more request: its theme-settings schema is mirrored with it.',
     ].join('\n');
   } finally {
-    await store.close();
+    await app.close();
     await sim.close();
     rmSync(dir, { recursive: true, force: true });
   }

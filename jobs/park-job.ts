@@ -1,6 +1,6 @@
 import { DelayedError, type Job } from 'bullmq';
 import type { Logger } from '../src/log.js';
-import type { GateParkedError } from '../src/writes/gate-parking.js';
+import type { GateParkedError } from '../src/partners/gate-parking.js';
 
 /**
  * Gives a sync job's worker slot back after it waited too long for its key's budget: the job is delayed by the

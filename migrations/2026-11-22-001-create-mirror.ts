@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { isPostgres } from './engine.js';
 
 // Frozen copy of the typed columns as of this migration (src/store/columns.ts may move on; this must not).
 type ColType = 'text' | 'integer' | 'real';
@@ -107,6 +108,8 @@ const INDEXES: Record<string, string[][]> = {
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations take Kysely<any> so they stay frozen in time
 export async function up(db: Kysely<any>): Promise<void> {
+  // The record as received: JSON text on SQLite, jsonb on PostgreSQL.
+  const docType = isPostgres(db) ? 'jsonb' : 'text';
   for (const [table, cols] of Object.entries(TABLES)) {
     let t = db.schema
       .createTable(table)
@@ -114,7 +117,7 @@ export async function up(db: Kysely<any>): Promise<void> {
       .addColumn('id', 'text', (c) => c.notNull())
       .addColumn('updated_at', 'text')
       .addColumn('created_at', 'text')
-      .addColumn('doc', 'text', (c) => c.notNull())
+      .addColumn('doc', docType, (c) => c.notNull())
       .addColumn('deleted_at', 'text')
       .addColumn('seen_run', 'text')
       .addColumn('mirrored_at', 'text', (c) => c.notNull());
@@ -137,7 +140,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('id', 'text', (c) => c.notNull())
     .addColumn('variant', 'text', (c) => c.notNull())
     .addColumn('updated_at', 'text')
-    .addColumn('doc', 'text', (c) => c.notNull())
+    .addColumn('doc', docType, (c) => c.notNull())
     .addColumn('deleted_at', 'text')
     .addColumn('seen_run', 'text')
     .addColumn('mirrored_at', 'text', (c) => c.notNull())
@@ -169,7 +172,9 @@ export async function up(db: Kysely<any>): Promise<void> {
 
   await db.schema
     .createTable('sync_runs')
-    .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+    .addColumn('id', isPostgres(db) ? 'serial' : 'integer', (c) =>
+      isPostgres(db) ? c.primaryKey() : c.primaryKey().autoIncrement(),
+    )
     .addColumn('run_id', 'text', (c) => c.notNull())
     .addColumn('tenant', 'text', (c) => c.notNull())
     .addColumn('collection', 'text', (c) => c.notNull())

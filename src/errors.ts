@@ -15,6 +15,8 @@ export type ErrorCode =
   | 'US_NOT_FOUND'
   | 'US_VALIDATION'
   | 'US_STORE'
+  | 'US_LOCKED'
+  | 'US_LEASE_LOST'
   | 'US_READ_ONLY'
   | 'US_REDIS'
   | 'US_TIMEOUT'
@@ -145,3 +147,16 @@ export const describeError = (err: unknown): string => {
   if (err instanceof Error) return err.message.split('\n')[0] ?? err.name;
   return String(err);
 };
+
+/**
+ * A fenced commit found its run's lease taken over by another run: rolled back, nothing written. The run stops
+ * that collection (`US_LEASE_LOST`); the run that took the lease carries on.
+ */
+export class LeaseLostError extends UnderstudyError {
+  constructor(lease: { readonly tenant: string; readonly collection: string }) {
+    super(
+      'US_LEASE_LOST',
+      `${lease.tenant}/${lease.collection}: this run's lease was taken over by another run; nothing more is committed`,
+    );
+  }
+}

@@ -7,6 +7,7 @@ import { type ResolvedTenant, resolveTenants } from '../config/resolve-tenants.j
 import type { Logger } from '../log.js';
 import { instrumentGate } from '../ops/instrument-gate.js';
 import type { OpsMetrics } from '../ops/metrics.js';
+import { parkableGate } from '../partners/gate-parking.js';
 import {
   createHttpPartnersClient,
   type HttpClientOptions,
@@ -18,14 +19,37 @@ import type { PartnersClient } from '../partners/partners-client.js';
 import type { RateBudget, RateGate } from '../partners/rate-gate.js';
 import { createRedisRateGate } from '../queue/redis-rate-gate.js';
 import { longLivedRedis, redisSettings } from '../queue/redis-settings.js';
+import { connectSharedBudget, redisConfigured } from '../queue/shared-budget.js';
 import type { MirrorHealth } from '../store/mirror-health.js';
-import { openMirror } from '../store/open-mirror.js';
-import type { Store } from '../store/store.js';
-import type { WriteLog } from '../store/write-log.js';
+import { type Mirror, openMirror } from '../store/open-mirror.js';
 import { discoverRoutes, type ReadRoutes } from '../sync/discover-routes.js';
+import type { Store } from '../sync/store-port.js';
 import type { CollectionSlug } from '../vocabulary/collections.js';
 import type { TenantSlug } from '../vocabulary/ids.js';
-import { parkableGate } from '../writes/gate-parking.js';
+import type { WriteLog } from '../writes/write-log.js';
+import {
+  createQueueApp,
+  createReaderApp,
+  type QueueApp,
+  type QueueDeps,
+  type ReaderApp,
+  type ReaderDeps,
+} from './command-app.js';
+
+export type { QueueApp, QueueDeps, ReaderApp, ReaderDeps } from './command-app.js';
+
+/**
+ * What a process opens, by what it does (docs/architecture.md):
+ * - `worker` (`understudy worker`): the mirror (created and migrated when needed), the one HTTP pool, each key's
+ *   rate gate in Redis, and the Redis connection;
+ * - `sync` (inline `sync`, each `sync --schedule` tick; the default): the same, with the keys' budgets shared in
+ *   Redis when Redis is configured (it must answer) and in the process otherwise;
+ * - `reader` (`status`, `backup`): the mirror read-only, which must exist, and Redis only when asked for;
+ * - `queue` (`enqueue`, `sync --enqueue`, `writes`): Redis, and the mirror only when asked for, read-only.
+ * The `reader` and `queue` profiles never create or migrate the mirror (`writes retry` alone opens an existing one
+ * writable, for its write log).
+ */
+export type AppProfile = 'worker' | 'sync' | ReaderDeps['profile'] | QueueDeps['profile'];
 
 /** Builds the rate gate for one API key; one gate per key, shared by every tenant that uses that key. */
 export type GateFactory = (keyHash: string, budget: RateBudget) => RateGate;
@@ -45,6 +69,8 @@ export interface TenantSettings {
 }
 
 export interface AppDeps {
+  /** Default `sync`. */
+  readonly profile?: 'worker' | 'sync';
   readonly log: Logger;
   /** Operations (issue 6): upstream requests and rate-gate waits are reported here. */
   readonly metrics?: OpsMetrics;
@@ -53,10 +79,12 @@ export interface AppDeps {
   /** Only these tenants (`--tenant`); default all. */
   readonly tenants?: readonly string[];
   /**
-   * `redis`: open the process' Redis connection (REDIS_URL, else config `redis.url`) and keep each key's rate gate
-   * in it, shared with every process using the key. Default `memory`: in-process gates, no Redis.
+   * Where each key's rate gate lives. `redis`: open the process' Redis connection (REDIS_URL, else config
+   * `redis.url`) and keep the gates in it, shared with every process using the key (default of `worker`).
+   * `shared`: the same when Redis is configured, and then it must answer within 3 s (`US_REDIS`), else in-process
+   * gates (default of `sync`). `memory`: in-process gates, no Redis (`sync --local-budget`).
    */
-  readonly gates?: 'memory' | 'redis';
+  readonly gates?: 'memory' | 'redis' | 'shared';
   /** Builds the gates instead (a command sharing the workers' budget, a benchmark); wrapped like the others. */
   readonly gateFor?: GateFactory;
   /** Retry timing of every client (tests shorten it); default the client's own (a 250 ms floor, growing). */
@@ -75,7 +103,9 @@ export interface App extends AsyncDisposable {
   readonly store: Store;
   readonly writeLog: WriteLog;
   readonly health: MirrorHealth;
-  /** The Redis connection and key prefix (`gates: 'redis'` only). */
+  /** The change log and the self-check's store, on the same connection. */
+  readonly changes: Mirror['changes'];
+  /** The Redis connection (gates in Redis only) and the key prefix. */
   readonly redis: Redis | null;
   readonly prefix: string;
   /** The tenants' settings, by slug (replaced as a whole on reload). */
@@ -108,7 +138,21 @@ export const httpPoolsOpened = (): number => httpPools;
  * The composition root: the only place that opens the database, the HTTP pool, the rate gates and (for the
  * worker) Redis. Closing runs every step even when one fails, in reverse order of construction.
  */
-export async function createApp(config: Config, env: NodeJS.ProcessEnv, deps: AppDeps): Promise<App> {
+export function createApp(config: Config | null, env: NodeJS.ProcessEnv, deps: ReaderDeps): Promise<ReaderApp>;
+export function createApp(config: Config | null, env: NodeJS.ProcessEnv, deps: QueueDeps): Promise<QueueApp>;
+export function createApp(config: Config, env: NodeJS.ProcessEnv, deps: AppDeps): Promise<App>;
+export function createApp(
+  config: Config | null,
+  env: NodeJS.ProcessEnv,
+  deps: AppDeps | ReaderDeps | QueueDeps,
+): Promise<App | ReaderApp | QueueApp> {
+  if (deps.profile === 'reader') return createReaderApp(config, env, deps);
+  if (deps.profile === 'queue') return createQueueApp(config, env, deps);
+  if (!config) return Promise.reject(new TypeError(`createApp: the ${deps.profile ?? 'sync'} profile needs a config`));
+  return createProcessApp(config, env, deps);
+}
+
+async function createProcessApp(config: Config, env: NodeJS.ProcessEnv, deps: AppDeps): Promise<App> {
   const { log } = deps;
   const metrics = deps.metrics ?? null;
   const database = deps.database ?? databasePath(config, env);
@@ -118,8 +162,9 @@ export async function createApp(config: Config, env: NodeJS.ProcessEnv, deps: Ap
   const closeSteps = () => closeAll([...steps].reverse(), 'understudy');
   try {
     let redis: Redis | null = null;
-    if ((deps.gates ?? 'memory') === 'redis') {
-      const r = longLivedRedis(url, log, 'commands');
+    const gatesIn = deps.gates ?? (deps.profile === 'worker' ? 'redis' : 'shared');
+    if (gatesIn === 'redis' || (gatesIn === 'shared' && redisConfigured(config, env))) {
+      const r = gatesIn === 'redis' ? longLivedRedis(url, log, 'commands') : await connectSharedBudget(url, log);
       redis = r;
       steps.push(async () => {
         // QUIT would wait for a Redis that is down; only a ready connection says goodbye.
@@ -225,6 +270,7 @@ export async function createApp(config: Config, env: NodeJS.ProcessEnv, deps: Ap
       store: mirror.store,
       writeLog: mirror.writeLog,
       health: mirror.health,
+      changes: mirror.changes,
       redis,
       prefix,
       tenants: () => [...tenants.values()],

@@ -5,8 +5,7 @@ import { type CollectionOutcome, syncCollectionProcessor } from '../../jobs/sync
 import { syncTenantProcessor } from '../../jobs/sync-tenant.js';
 import { type CloseStep, closeAll } from '../close-all.js';
 import type { Config } from '../config/config-schema.js';
-import type { Logger } from '../log.js';
-import type { OpsMetrics } from '../ops/metrics.js';
+import { type Parking, parkedBy, withParking } from '../partners/gate-parking.js';
 import { keyHash } from '../partners/key-hash.js';
 import { closeWorker } from '../queue/close-worker.js';
 import {
@@ -18,14 +17,13 @@ import {
   type SyncQueue,
 } from '../queue/queues.js';
 import { type RedisLossWatch, watchRedisLoss } from '../queue/redis-loss.js';
-import { checkEvictionPolicy, redactRedisUrl, redisSettings } from '../queue/redis-settings.js';
+import { checkEvictionPolicy, isRedisConnectionError, redactRedisUrl, redisSettings } from '../queue/redis-settings.js';
 import { reconcileSchedules, schedulesFor } from '../queue/schedules.js';
 import { openWritesQueue } from '../queue/write-queue.js';
 import { syncCollection } from '../sync/sync-collection.js';
 import { prerequisitesOf, syncOrder } from '../sync/sync-tenant.js';
 import { COLLECTIONS, type CollectionSlug } from '../vocabulary/collections.js';
-import { type Parking, parkedBy, withParking } from '../writes/gate-parking.js';
-import { type App, createApp, httpPoolsOpened } from './create-app.js';
+import { type App, httpPoolsOpened } from './create-app.js';
 
 export interface SyncWorkerOptions {
   /** Jobs run at once in this process (default config `worker.concurrency`, else 2). */
@@ -46,57 +44,10 @@ export interface SyncWorker extends AsyncDisposable {
   close(): Promise<void>;
 }
 
-/** A sync worker with an app of its own (tests): `reload` and `close` reach the app too. */
-export interface WorkerApp extends SyncWorker {
-  readonly app: App;
-  /**
-   * Applies a re-read config and environment (SIGHUP): tenants added or removed, each client rebuilt with its
-   * current key, schedulers upserted or removed. Jobs already running keep the client they started with.
-   */
-  reload(config: Config, env: NodeJS.ProcessEnv): Promise<void>;
-}
-
-export interface WorkerAppOptions extends SyncWorkerOptions {
-  readonly log: Logger;
-  readonly env?: NodeJS.ProcessEnv;
-  /** Operations (issue 6): upstream requests, rate-gate waits and finished syncs are reported here. */
-  readonly metrics?: OpsMetrics;
-}
-
 /** A sync waiting longer than this for its key's budget gives its slot back (config `worker.parkAfterMs`). */
 export const DEFAULT_PARK_AFTER_MS = 2000;
 /** How long a parked sync stays delayed (config `worker.parkForMs`). */
 export const DEFAULT_PARK_FOR_MS = 5000;
-
-/** Builds an app with Redis gates and starts a sync worker on it; closing it closes both. */
-export async function createWorkerApp(config: Config, opts: WorkerAppOptions): Promise<WorkerApp> {
-  const app = await createApp(config, opts.env ?? process.env, {
-    log: opts.log,
-    gates: 'redis',
-    ...(opts.metrics ? { metrics: opts.metrics } : {}),
-  });
-  let sync: SyncWorker;
-  try {
-    sync = startSyncWorker(app, opts);
-  } catch (err) {
-    await app.close();
-    throw err;
-  }
-  let closing: Promise<void> | null = null;
-  const close = (): Promise<void> => {
-    closing ??= closeAll([() => sync.close(), () => app.close()], 'the worker');
-    return closing;
-  };
-  return {
-    app,
-    queue: sync.queue,
-    redis: sync.redis,
-    run: (signal) => sync.run(signal),
-    reload: (c, e) => app.reload(c, e),
-    close,
-    [Symbol.asyncDispose]: close,
-  };
-}
 
 /**
  * Starts the sync side of `understudy worker` on the app's resources: the sync queue, its worker and the
@@ -107,7 +58,7 @@ export function startSyncWorker(app: App, opts: SyncWorkerOptions = {}): SyncWor
   const metrics = app.metrics;
   const config = () => app.config;
   const redis = app.redis;
-  if (!redis) throw new TypeError('startSyncWorker needs an app with Redis gates (createApp gates: "redis")');
+  if (!redis) throw new TypeError('startSyncWorker needs an app with Redis (createApp profile "worker")');
   const prefix = app.prefix;
   const { url } = redisSettings(app.config, app.env);
   const retryOf = (c: Config): RetryPolicy => ({
@@ -120,7 +71,10 @@ export function startSyncWorker(app: App, opts: SyncWorkerOptions = {}): SyncWor
   const concurrency = opts.concurrency ?? app.config.worker?.concurrency ?? 2;
 
   const queue = openSyncQueue(redis, prefix);
-  queue.on('error', (err) => log.warn({ reason: err.message }, 'queue error'));
+  // A connection error is the outage the app's connection already reports, once per back-off: not again here.
+  queue.on('error', (err) => {
+    if (!isRedisConnectionError(err)) log.warn({ reason: err.message }, 'queue error');
+  });
   // Read only for its counts: what a loss of Redis' data took with it.
   const writesQueue = openWritesQueue(redis, prefix);
   writesQueue.on('error', () => {});
@@ -319,7 +273,9 @@ export function startSyncWorker(app: App, opts: SyncWorkerOptions = {}): SyncWor
         },
       );
       worker = w;
-      w.on('error', (err) => log.warn({ reason: err.message }, 'worker error'));
+      w.on('error', (err) => {
+        if (!isRedisConnectionError(err)) log.warn({ reason: err.message }, 'worker error');
+      });
       w.on('failed', (job, err) =>
         log.warn(
           { jobId: job?.id, name: job?.name, attemptsMade: job?.attemptsMade, reason: err.message },

@@ -1,45 +1,23 @@
 import { randomUUID } from 'node:crypto';
 import { Worker } from 'bullmq';
-import { Redis } from 'ioredis';
 import { applyWriteProcessor, type WriteTenant } from '../../jobs/apply-write.js';
 import { type CloseStep, closeAll } from '../close-all.js';
 import type { ResolvedTenant } from '../config/resolve-tenants.js';
 import { describeError, UnderstudyError } from '../errors.js';
-import type { Logger } from '../log.js';
 import { instrumentWriteWorker } from '../ops/instrument-writes.js';
-import type { PartnersClient } from '../partners/partners-client.js';
 import { closeWorker } from '../queue/close-worker.js';
 import { collectionLockKey, tryCollectionLock } from '../queue/collection-lock.js';
-import { addCollectionJob, DEFAULT_PREFIX, openSyncQueue, type SyncQueue } from '../queue/queues.js';
+import { addCollectionJob, openSyncQueue, type SyncQueue } from '../queue/queues.js';
 import { createRecordOrder } from '../queue/redis-record-order.js';
+import { isRedisConnectionError } from '../queue/redis-settings.js';
 import { isPendingJob, openWritesQueue, WRITES_QUEUE, type WriteQueueHandle } from '../queue/write-queue.js';
-import type { Store } from '../store/store.js';
-import { openSqliteWriteLog, type WriteLog } from '../store/write-log.js';
-import { discoverRoutes, type ReadRoutes } from '../sync/discover-routes.js';
 import { syncCollection } from '../sync/sync-collection.js';
 import type { CollectionSlug } from '../vocabulary/collections.js';
 import { reconcileWriteLog } from '../writes/reconcile-write-log.js';
-import type { App } from './create-app.js';
+import type { App, TenantSettings } from './create-app.js';
 
-export interface WriteWorkerOptions {
-  /** A Redis URL, or an ioredis connection (BullMQ duplicates it for blocking reads; not closed by `close()`). */
-  readonly redis: string | Redis;
-  /** Redis key prefix; default `understudy`. */
-  readonly prefix?: string;
-  /**
-   * The composition root's store and clients (each tenant's client carries its key's shared rate gate); with
-   * `writeLog` and `routesOf`, the app's write log (over the store's connection, not closed here) and route cache.
-   */
-  readonly app: {
-    readonly store: Store;
-    clientFor(tenant: ResolvedTenant): PartnersClient;
-    readonly writeLog?: WriteLog;
-    routesOf?(slug: string, signal: AbortSignal): Promise<ReadRoutes>;
-  };
-  readonly tenants: readonly ResolvedTenant[];
-  /** The mirror's SQLite file, where `write_log` lives (opened here only when `app.writeLog` is absent). */
-  readonly database: string;
-  readonly log: Logger;
+/** What a caller may tune of the app's write worker (the rest comes from the app and its config). */
+export interface WriteWorkerTuning {
   /** Attempts per write, the first included (config `writes.attempts`); default 8. */
   readonly attempts?: number;
   /** First backoff ceiling (doubles per retry, full jitter); default 1000 ms. */
@@ -79,8 +57,8 @@ export interface WriteWorkerOptions {
   readonly graceMs?: number;
   /**
    * Fairness between tenants: a write that has waited `afterMs` for its key's budget while other tenants' writes
-   * wait for a slot goes back to the queue for `retryInMs` and frees its slot. Works through gates wrapped with `parkableGate` (startConfiguredWriteWorker
-   * does). Default `{ afterMs: 5000, retryInMs: 1000 }`; null turns it off.
+   * wait for a slot goes back to the queue for `retryInMs` and frees its slot (the app's gates are parkable).
+   * Default `{ afterMs: 5000, retryInMs: 1000 }`; null turns it off.
    */
   readonly parking?: { readonly afterMs: number; readonly retryInMs: number } | null;
 }
@@ -88,8 +66,8 @@ export interface WriteWorkerOptions {
 export interface WriteWorker extends AsyncDisposable {
   readonly worker: Worker;
   readonly queue: WriteQueueHandle;
-  /** Replaces the tenants (config reload): clients rebuilt with current keys; writes in flight keep theirs. */
-  reload(tenants: readonly ResolvedTenant[]): void;
+  /** Takes the app's tenants again (config reload): current keys' clients; writes in flight keep theirs. */
+  reload(): void;
   /** Stops taking writes, waits for those in flight (or hands them back), then closes what it opened. Idempotent. */
   close(): Promise<void>;
 }
@@ -97,17 +75,29 @@ export interface WriteWorker extends AsyncDisposable {
 /** Default of config `writes.maxRateLimitWaitMs`: a write gives up after an hour of 429s. */
 export const DEFAULT_MAX_RATE_LIMIT_WAIT_MS = 3_600_000;
 
-/** Starts draining the writes queue in this process, from explicit options (tests, benchmarks). */
-export async function startWriteDrain(opts: WriteWorkerOptions): Promise<WriteWorker> {
-  const prefix = opts.prefix ?? DEFAULT_PREFIX;
-  const log = opts.log.child({ queue: WRITES_QUEUE });
-  const owned = typeof opts.redis === 'string' ? new Redis(opts.redis, { maxRetriesPerRequest: null }) : null;
-  owned?.on('error', (err) => log.warn({ err: describeError(err) }, 'redis connection error'));
-  const redis = owned ?? (opts.redis as Redis);
+/**
+ * Starts the write side of `understudy worker` on the app's resources: its Redis connection and key prefix, its
+ * rate gates (Redis-backed, instrumented and parkable, built in createApp), its clients, store, write log and route
+ * cache; config `writes` and `worker` for attempts and locks (`tuning` wins over them). A reload of the app replaces
+ * the tenants. The app must have Redis (profile `worker`).
+ */
+export async function startWriteWorker(app: App, tuning: WriteWorkerTuning = {}): Promise<WriteWorker> {
+  const { config } = app;
+  const redis = app.redis;
+  if (!redis) throw new TypeError('startWriteWorker needs an app with Redis (createApp profile "worker")');
+  const opts: WriteWorkerTuning = {
+    ...(config.writes?.attempts ? { attempts: config.writes.attempts } : {}),
+    ...(config.writes?.maxRateLimitWaitMs !== undefined
+      ? { maxRateLimitWaitMs: config.writes.maxRateLimitWaitMs }
+      : {}),
+    ...(config.worker?.lockDurationMs ? { lockDurationMs: config.worker.lockDurationMs } : {}),
+    ...(config.worker?.stalledIntervalMs ? { stalledIntervalMs: config.worker.stalledIntervalMs } : {}),
+    ...tuning,
+  };
+  const { prefix, writeLog } = app;
+  const log = app.log.child({ queue: WRITES_QUEUE });
   const stop = new AbortController();
   const stopping = opts.stopping ? AbortSignal.any([opts.stopping, stop.signal]) : stop.signal;
-  const ownWriteLog = opts.app.writeLog ? null : await openSqliteWriteLog(opts.database);
-  const writeLog: WriteLog = opts.app.writeLog ?? (ownWriteLog as WriteLog);
   const queue = openWritesQueue(redis, prefix);
   let syncQueue: SyncQueue | null = null;
   const syncQueueOf = () => {
@@ -116,22 +106,17 @@ export async function startWriteDrain(opts: WriteWorkerOptions): Promise<WriteWo
   };
   const order = createRecordOrder({ redis, prefix, isPending: (id) => isPendingJob(queue, id) });
 
+  // Each tenant's client (its key, its key's gate, the app's one pool), as the app holds it now.
   const tenants = new Map<string, { resolved: ResolvedTenant; tenant: WriteTenant }>();
-  for (const t of opts.tenants) {
-    tenants.set(t.slug, { resolved: t, tenant: { client: opts.app.clientFor(t), mirrorDrafts: t.drafts } });
-  }
-  const routes = new Map<string, Promise<ReadRoutes>>();
-  const routesOf = (slug: string, client: PartnersClient, signal: AbortSignal): Promise<ReadRoutes> => {
-    if (opts.app.routesOf) return opts.app.routesOf(slug, signal);
-    let hit = routes.get(slug);
-    if (!hit) {
-      hit = discoverRoutes(client, { signal });
-      // A failed discovery is not cached: the next bulk write tries again.
-      hit.catch(() => routes.delete(slug));
-      routes.set(slug, hit);
-    }
-    return hit;
+  const setTenants = (settings: readonly TenantSettings[]) => {
+    tenants.clear();
+    for (const t of settings)
+      tenants.set(t.resolved.slug, {
+        resolved: t.resolved,
+        tenant: { client: t.client, mirrorDrafts: t.resolved.drafts },
+      });
   };
+  setTenants(app.tenants());
 
   const queueSync = async (tenant: string, collection: CollectionSlug) => {
     const id = await addCollectionJob(syncQueueOf(), {
@@ -156,9 +141,9 @@ export async function startWriteDrain(opts: WriteWorkerOptions): Promise<WriteWo
     if (!lock.held) return queueSync(tenant, collection);
     try {
       const { resolved, tenant: t } = entry;
-      const known = await routesOf(tenant, t.client, signal);
+      const known = await app.routesOf(tenant, signal);
       const report = await syncCollection(
-        { client: t.client, store: opts.app.store, log },
+        { client: t.client, store: app.store, log },
         {
           slug: resolved.slug,
           drafts: resolved.drafts,
@@ -180,7 +165,7 @@ export async function startWriteDrain(opts: WriteWorkerOptions): Promise<WriteWo
   let headOfQueue: { at: number; tenants: Promise<Set<string>> } | null = null;
   const processor = applyWriteProcessor({
     tenantFor: (slug) => tenants.get(slug)?.tenant ?? null,
-    store: opts.app.store,
+    store: app.store,
     writeLog,
     order,
     promote: async (jobId) => {
@@ -219,7 +204,10 @@ export async function startWriteDrain(opts: WriteWorkerOptions): Promise<WriteWo
     stalledInterval: opts.stalledIntervalMs ?? Math.min(30_000, lockDuration),
     maxStalledCount: opts.maxStalledCount ?? 1,
   });
-  worker.on('error', (err) => log.warn({ err: describeError(err) }, 'write worker error'));
+  // A connection error is the outage the app's connection already reports, once per back-off: not again here.
+  worker.on('error', (err) => {
+    if (!isRedisConnectionError(err)) log.warn({ err: describeError(err) }, 'write worker error');
+  });
   // write_log must end in each job's final state, also when the process that ran it died: sweep at start, then
   // periodically, and at once for a job found stalled (BullMQ requeued it, or failed it after too many stalls).
   const reconcile = (jobIds?: readonly string[]) =>
@@ -250,13 +238,7 @@ export async function startWriteDrain(opts: WriteWorkerOptions): Promise<WriteWo
   const handle: WriteWorker = {
     worker,
     queue,
-    reload(next) {
-      tenants.clear();
-      for (const t of next) {
-        tenants.set(t.slug, { resolved: t, tenant: { client: opts.app.clientFor(t), mirrorDrafts: t.drafts } });
-      }
-      routes.clear();
-    },
+    reload: () => setTenants(app.tenants()),
     [Symbol.asyncDispose]: () => handle.close(),
     close() {
       closing ??= (async () => {
@@ -281,51 +263,14 @@ export async function startWriteDrain(opts: WriteWorkerOptions): Promise<WriteWo
           },
           () => queue.close(),
           async () => syncQueue?.close(),
-          async () => ownWriteLog?.close(),
-          async () => {
-            if (owned) await owned.quit().catch(() => owned.disconnect());
-          },
         ];
         await closeAll(steps, 'the write worker');
       })();
       return closing;
     },
   };
+
+  if (app.metrics) instrumentWriteWorker(worker, app.metrics);
+  app.onReload(() => handle.reload());
   return handle;
-}
-
-/**
- * Starts the write side of `understudy worker` on the app's resources: its Redis connection and key prefix, its
- * rate gates (Redis-backed, instrumented and parkable, built in createApp), its clients, store, write log and route
- * cache; config `writes` and `worker` for attempts and locks. A reload of the app replaces the tenants.
- */
-/** What a caller may tune of the app's write worker (the rest comes from the app and its config). */
-export type WriteWorkerTuning = Partial<Omit<WriteWorkerOptions, 'prefix' | 'app' | 'tenants' | 'database'>>;
-
-export async function startWriteWorker(app: App, opts: WriteWorkerTuning = {}): Promise<WriteWorker> {
-  const { config } = app;
-  if (!app.redis) throw new TypeError('startWriteWorker needs an app with Redis gates (createApp gates: "redis")');
-  const writes = await startWriteDrain({
-    redis: app.redis,
-    prefix: app.prefix,
-    app: {
-      store: app.store,
-      writeLog: app.writeLog,
-      routesOf: app.routesOf,
-      clientFor: (t) => app.tenant(t.slug)?.client ?? app.clientFor(t),
-    },
-    tenants: app.tenants().map((t) => t.resolved),
-    database: app.databasePath,
-    log: app.log,
-    ...(config.writes?.attempts ? { attempts: config.writes.attempts } : {}),
-    ...(config.writes?.maxRateLimitWaitMs !== undefined
-      ? { maxRateLimitWaitMs: config.writes.maxRateLimitWaitMs }
-      : {}),
-    ...(config.worker?.lockDurationMs ? { lockDurationMs: config.worker.lockDurationMs } : {}),
-    ...(config.worker?.stalledIntervalMs ? { stalledIntervalMs: config.worker.stalledIntervalMs } : {}),
-    ...opts,
-  });
-  if (app.metrics) instrumentWriteWorker(writes.worker, app.metrics);
-  app.onReload((a) => writes.reload(a.tenants().map((t) => t.resolved)));
-  return writes;
 }

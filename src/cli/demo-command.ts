@@ -2,51 +2,103 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSimulator } from '../sim/start-simulator.js';
-import { parseFlags } from './parse-flags.js';
+import { COMMON_FLAGS, type CommandSpec, type Flags, helpText, parseFlags } from './parse-flags.js';
+import { searchCommand } from './search-command.js';
 import { sqlCommand } from './sql-command.js';
 import { syncCommand } from './sync-command.js';
 
-const HELP = `usage: understudy demo
+const FLAGS = { ...COMMON_FLAGS } as const satisfies Flags;
 
-The main job end to end on embedded defaults (what \`npm run demo\` runs): starts the bundled Partners API
-simulator, mirrors both of its tenants into a fresh SQLite file in a temporary folder with \`understudy sync\`,
-runs a sample \`understudy sql\` query, and removes the folder again. No Redis, no network beyond loopback.
-Exits with the code of the sync (or of the query).
-`;
+const SPEC: CommandSpec<typeof FLAGS> = {
+  name: 'demo',
+  about:
+    'The main job end to end on embedded defaults (what `npm run demo` runs): starts the bundled Partners API ' +
+    'simulator with its programme placed around today (seed 7: the same data all day), mirrors both of its tenants ' +
+    'into a fresh SQLite file in a temporary folder with `understudy sync`, shows the upcoming performances with ' +
+    'understudy sql and a full-text `understudy search`, then prints next steps to try. The mirror is kept (its ' +
+    'path is printed; remove the folder when done). No Redis, no network beyond loopback. Exits with the code of ' +
+    'the sync (or of a query).',
+  flags: FLAGS,
+};
 
-const FLAGS = { help: { type: 'boolean', short: 'h' } } as const;
+const UPCOMING =
+  'SELECT tenant, start_local, event_title, venue_title, availability FROM upcoming_performances ' +
+  'ORDER BY start_date LIMIT 10';
+/** The event of the next performance: what the demo searches for, so the search finds something on every day. */
+const NEXT_TITLE =
+  'SELECT event_title FROM upcoming_performances WHERE event_title IS NOT NULL ORDER BY start_date LIMIT 1';
 
-const QUERY = `SELECT v.title AS venue, count(*) AS performances, min(i.start_date) AS next
-FROM event_instances i JOIN venues v ON v.tenant = i.tenant AND v.id = i.venue_id
-WHERE i.deleted_at IS NULL
-GROUP BY i.tenant, v.id ORDER BY performances DESC LIMIT 8`;
+/** `s` quoted for a POSIX shell, so every command the demo prints can be pasted as is. */
+const sh = (s: string): string => (/^[\w./:=@-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+const shown = (argv: readonly string[]) => `$ understudy ${argv.map(sh).join(' ')}\n`;
 
 export async function demoCommand(argv: string[]): Promise<number> {
-  const { values } = parseFlags(argv, FLAGS);
+  const { values } = parseFlags(argv, SPEC);
   if (values.help) {
-    process.stdout.write(HELP);
+    process.stdout.write(helpText(SPEC));
     return 0;
   }
   process.env.LOG_LEVEL ??= 'warn'; // the summary table says what happened; JSON logs would drown it
   const dir = mkdtempSync(join(tmpdir(), 'understudy-demo-'));
-  const sim = await startSimulator({ seed: 7, records: 30, routes: 'full' });
+  const db = join(dir, 'demo.db');
+  const config = join(dir, 'understudy.json');
+  const sim = await startSimulator({ seed: 7, records: 30, routes: 'full', aroundDay: Date.now() });
+  let synced = false;
   try {
-    const db = join(dir, 'demo.db');
-    const config = join(dir, 'understudy.json');
     const tenants = sim.tenants.map((t, i) => {
       // Keys live in the environment only; the config names the variable.
       process.env[`DEMO_KEY_${i}`] = t.key;
       return { slug: t.slug, apiKeyEnv: `DEMO_KEY_${i}` };
     });
     writeFileSync(config, JSON.stringify({ baseUrl: sim.url, database: db, tenants }, null, 2));
-    process.stdout.write(`Simulator at ${sim.url} with tenants ${sim.tenants.map((t) => t.slug).join(', ')}\n\n`);
-    process.stdout.write(`$ understudy sync --config ${config}\n`);
+    const slugs = sim.tenants.map((t) => t.slug);
+    process.stdout.write(`Simulator at ${sim.url} with tenants ${slugs.join(', ')} (programme around today)\n\n`);
+    process.stdout.write(shown(['sync', '--config', config]));
     const code = await syncCommand(['--config', config]);
     if (code !== 0) return code;
-    process.stdout.write(`\n$ understudy sql --db ${db} "${QUERY.replace(/\n/g, ' ')}"\n`);
-    return await sqlCommand(['--db', db, QUERY]);
+    synced = true;
+
+    const upcoming = ['sql', '--db', db, UPCOMING];
+    process.stdout.write(`\nThe next performances, local time as each venue prints it:\n${shown(upcoming)}`);
+    const shownCode = await sqlCommand(upcoming.slice(1));
+    if (shownCode !== 0) return shownCode;
+
+    let title = '';
+    const capture = {
+      stdout: (s: string) => {
+        title += s;
+      },
+      stdin: async () => '',
+      env: process.env,
+    };
+    await sqlCommand(['--db', db, '--raw', NEXT_TITLE], capture).catch(() => 0); // none upcoming: search for opera
+    const search = ['search', '--db', db, title.trim() || 'opera'];
+    process.stdout.write(`\nFull-text search, best match first:\n${shown(search)}`);
+    const searchCode = await searchCommand(search.slice(1));
+    if (searchCode !== 0) return searchCode;
+
+    const tenant = slugs[0] ?? '';
+    process.stdout.write(`\nThe mirror is kept at ${db} (remove ${dir} when done). Next, try:\n`);
+    for (const next of [
+      ['sql', '--db', db, '--tables'],
+      ['sql', '--db', db, '--schema', 'upcoming_performances'],
+      [
+        'sql',
+        '--db',
+        db,
+        '-p',
+        'tenant',
+        tenant,
+        'SELECT start_local, event_title, venue_title FROM upcoming_performances WHERE tenant = :tenant ORDER BY start_date LIMIT 5',
+      ],
+      ['search', '--db', db, '--tenant', tenant, '--json', '--limit', '3', title.trim().split(/\s+/).pop() || 'opera'],
+    ])
+      process.stdout.write(shown(next));
+    return 0;
   } finally {
     await sim.close();
-    rmSync(dir, { recursive: true, force: true });
+    // The config points at a simulator that is gone: only the mirror is worth keeping.
+    if (synced) rmSync(config, { force: true });
+    else rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -1,45 +1,47 @@
-import { databasePath } from '../config/database-path.js';
+import { createApp } from '../app/create-app.js';
 import { loadConfigFile } from '../config/load-config.js';
 import { ConfigError, UsageError } from '../errors.js';
-import { redisSettings, shortLivedRedis } from '../queue/redis-settings.js';
 import { createWriteQueue } from '../queue/write-queue.js';
-import { themeSchemaReader } from '../store/theme-schema-reader.js';
+import { tenantSlug } from '../vocabulary/ids.js';
 import { DEFAULT_MAX_BODY_BYTES, parseOp, WriteValidationError } from '../writes/validate-write.js';
-import { parseFlags } from './parse-flags.js';
-
-const HELP = `usage: understudy enqueue --config FILE --tenant SLUG --op OP --collection NAME [--id ID]
-                          [--body JSON | --body - | <stdin>] [--draft] [--idempotency-key K] [--json]
-
-Validates one write and adds it to the writes queue (Redis: REDIS_URL, else config redis.url); a running
-\`understudy worker\` applies it upstream. Prints the job id as the last line of stdout. A write the spec does
-not allow is refused with a one-line reason and exit code 2, and nothing is queued: an op or field the spec
-does not have (unless the tenant's config sets writes.allowExtraFields), a __proto__, constructor or prototype
-key anywhere in the body, or a body over config writes.maxBodyBytes (default 1 MiB of compact JSON).
-
-  --config FILE            JSON config (tenants, database, redis)
-  --tenant SLUG            tenant of the config to write to
-  --op OP                  create | update | patch | put | delete | bulk (patch, put and update all mean a
-                           partial update, sent with the method the spec has for the collection)
-  --collection NAME        collection as in the API path, e.g. event-instances
-  --id ID                  record id (update, delete)
-  --body JSON              the body as JSON; "-" or no --body reads it from stdin (not for delete)
-  --draft                  write the draft version (creates/updates of versioned collections, bulk)
-  --idempotency-key K      same key, same job: enqueuing again returns the first job's id
-  --json                   print {"jobId": …} instead of the bare id
-`;
+import { COMMON_FLAGS, type CommandSpec, type Flags, helpText, parseFlags } from './parse-flags.js';
 
 const FLAGS = {
-  config: { type: 'string' },
-  tenant: { type: 'string' },
-  op: { type: 'string' },
-  collection: { type: 'string' },
-  id: { type: 'string' },
-  body: { type: 'string' },
-  draft: { type: 'boolean' },
-  'idempotency-key': { type: 'string' },
-  json: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
+  config: { type: 'string', value: 'FILE', help: 'JSON config (tenants, database, redis)' },
+  tenant: { type: 'string', value: 'SLUG', help: 'tenant of the config to write to' },
+  op: {
+    type: 'string',
+    value: 'OP',
+    help: 'create | update | patch | put | delete | bulk (patch, put and update all mean a partial update, sent with the method the spec has for the collection)',
+  },
+  collection: { type: 'string', value: 'NAME', help: 'collection as in the API path, e.g. event-instances' },
+  id: { type: 'string', value: 'ID', help: 'record id (update, delete)' },
+  body: {
+    type: 'string',
+    value: 'JSON',
+    help: 'the body as JSON; "-" or no --body reads it from stdin (not for delete)',
+  },
+  draft: { type: 'boolean', help: 'write the draft version (creates/updates of versioned collections, bulk)' },
+  'idempotency-key': {
+    type: 'string',
+    value: 'K',
+    help: "same key, same job: enqueuing again returns the first job's id",
+  },
+  json: { type: 'boolean', help: 'print {"jobId": …} instead of the bare id' },
+  ...COMMON_FLAGS,
+} as const satisfies Flags;
+
+const SPEC: CommandSpec<typeof FLAGS> = {
+  name: 'enqueue',
+  usage: '--config FILE --tenant SLUG --op OP --collection NAME [--id ID] [--body JSON | --body - | <stdin>] [options]',
+  about:
+    'Validates one write and adds it to the writes queue (Redis: REDIS_URL, else config redis.url); a running ' +
+    '`understudy worker` applies it upstream. Prints the job id as the last line of stdout. A write the spec does ' +
+    'not allow is refused with a one-line reason and exit code 2, and nothing is queued: an op or field the spec ' +
+    "does not have (unless the tenant's config sets writes.allowExtraFields), a __proto__, constructor or prototype " +
+    'key anywhere in the body, or a body over config writes.maxBodyBytes (default 1 MiB of compact JSON).',
+  flags: FLAGS,
+};
 
 /**
  * Reads stdin, giving up once it is past `limit` bytes: a body far over the cap is refused without holding it all.
@@ -80,9 +82,9 @@ async function readBody(flag: string | undefined, needed: boolean, cap: number):
 }
 
 export async function enqueueCommand(argv: string[]): Promise<number> {
-  const { values } = parseFlags(argv, FLAGS);
+  const { values } = parseFlags(argv, SPEC);
   if (values.help) {
-    process.stdout.write(HELP);
+    process.stdout.write(helpText(SPEC));
     return 0;
   }
   for (const f of ['config', 'tenant', 'op', 'collection'] as const) {
@@ -98,7 +100,6 @@ export async function enqueueCommand(argv: string[]): Promise<number> {
   const op = parseOp(values.op);
   const maxBodyBytes = config.writes?.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const body = await readBody(values.body, op !== 'delete', maxBodyBytes);
-  const { url, prefix } = redisSettings(config, process.env);
   const request = {
     op,
     tenant,
@@ -109,24 +110,20 @@ export async function enqueueCommand(argv: string[]): Promise<number> {
     ...(values['idempotency-key'] !== undefined ? { idempotencyKey: values['idempotency-key'] } : {}),
   };
   // enqueue() validates before it sends anything to Redis, so a refused write leaves no trace there.
-  const redis = await shortLivedRedis(url, 3000, { maxRetriesPerRequest: 3, enableOfflineQueue: true });
-  // Theme-settings writes are checked against the mirrored schema, read through the store (opened on demand).
-  const schemas = themeSchemaReader(databasePath(config, process.env));
+  await using app = await createApp(config, process.env, { profile: 'queue' });
   const queue = await createWriteQueue({
-    connection: redis,
-    prefix,
-    themeSchema: (t, c) => schemas.read(t, c),
+    connection: app.redis,
+    prefix: app.redisSettings.prefix,
+    // Theme-settings writes are checked against the mirrored schema, read-only (no mirror yet: no schema).
+    themeSchema: async (t, c) => (await app.mirror())?.getThemeSchema(tenantSlug(t), c) ?? null,
     config,
   });
   try {
     const jobId = await queue.enqueue(request);
-    process.stdout.write(
-      values.json ? `${JSON.stringify({ jobId, op, tenant, collection: request.collection })}\n` : `${jobId}\n`,
-    );
+    if (values.json) process.stdout.write(`${JSON.stringify({ jobId, op, tenant, collection: request.collection })}\n`);
+    else if (!values.quiet) process.stdout.write(`${jobId}\n`);
     return 0;
   } finally {
     await queue.close().catch(() => undefined);
-    await schemas.close().catch(() => undefined);
-    await redis.quit().catch(() => redis.disconnect());
   }
 }

@@ -1,16 +1,129 @@
-import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { Command, CommanderError, Option } from 'commander';
 import { UsageError } from '../errors.js';
+import { applyCommonFlags } from './command-env.js';
 
-type Options = NonNullable<ParseArgsConfig['options']>;
-export type ParsedFlags<O extends Options> = ReturnType<
-  typeof parseArgs<{ args: string[]; options: O; allowPositionals: boolean; strict: true }>
->;
+/**
+ * One flag, declared once: its parsing, its line of help and its "did you mean" all come from this. Commander
+ * (`commander` on npm) does the parsing and the help: the parser gh-, cargo- and npm-style CLIs in Node use, with
+ * suggestions for unknown flags, `--flag=value`, `--` and clustered short flags, so none of it is written here.
+ */
+export interface FlagSpec {
+  readonly type: 'string' | 'boolean';
+  /** Repeatable: every occurrence is kept, in order. */
+  readonly multiple?: boolean;
+  readonly short?: string;
+  /** The value's placeholder in help (`FILE`, `N`, `URL`). */
+  readonly value?: string;
+  /** The value may be left out (`--schedule` alone); the flag's value is then `true`. */
+  readonly optionalValue?: boolean;
+  /** One line (or a few) of help: what it does, its default. */
+  readonly help: string;
+}
 
-/** `util.parseArgs` in strict mode, with its errors turned into `UsageError` (exit 2). */
-export function parseFlags<O extends Options>(argv: string[], options: O, allowPositionals = false): ParsedFlags<O> {
+export type Flags = Readonly<Record<string, FlagSpec>>;
+
+type ValueOf<S extends FlagSpec> = S extends { type: 'boolean' }
+  ? boolean
+  : S extends { multiple: true }
+    ? string[]
+    : S extends { optionalValue: true }
+      ? string | true
+      : string;
+
+export type FlagValues<F extends Flags> = { -readonly [K in keyof F]?: ValueOf<F[K]> };
+
+/** A command's declaration: its help is generated from it. */
+export interface CommandSpec<F extends Flags> {
+  /** As typed after `understudy` (`sync`, `writes`). */
+  readonly name: string;
+  /** The usage line after `understudy <name>`; default `[options]`. */
+  readonly usage?: string;
+  /** What the command does, a paragraph or two. */
+  readonly about: string;
+  /** Whether operands (positional arguments) are taken; the command checks how many. */
+  readonly operands?: boolean;
+  readonly flags: F;
+  /** Text after the options (examples, subcommands). */
+  readonly footer?: string;
+}
+
+/** The flags every command takes: `--quiet`, `--env-file`, `--help` (see `applyCommonFlags`). */
+export const COMMON_FLAGS = {
+  quiet: {
+    type: 'boolean',
+    short: 'q',
+    help: 'print nothing on success but what --json asks for; warnings and errors still go to stderr',
+  },
+  'env-file': {
+    type: 'string',
+    value: 'FILE',
+    help: 'read NAME=value lines (API keys, REDIS_URL, LOG_LEVEL …) from FILE over the environment (default: the file UNDERSTUDY_ENV_FILE names)',
+  },
+  help: { type: 'boolean', short: 'h', help: 'show this help' },
+} as const satisfies Flags;
+
+function optionOf(name: string, spec: FlagSpec): Option {
+  const value =
+    spec.type === 'string' ? (spec.optionalValue ? ` [${spec.value ?? 'VALUE'}]` : ` <${spec.value ?? 'VALUE'}>`) : '';
+  const opt = new Option(`${spec.short ? `-${spec.short}, ` : ''}--${name}${value}`, spec.help);
+  if (spec.multiple) opt.argParser((v: string, prev: string[] | undefined) => [...(prev ?? []), v]);
+  return opt;
+}
+
+function commandOf<F extends Flags>(spec: CommandSpec<F>): Command {
+  const cmd = new Command(`understudy ${spec.name}`)
+    .usage(spec.usage ?? '[options]')
+    .description(spec.about)
+    .helpOption(false)
+    .allowExcessArguments(true)
+    .showSuggestionAfterError(true)
+    .exitOverride()
+    .configureOutput({ writeOut: () => undefined, writeErr: () => undefined })
+    .configureHelp({ helpWidth: 100 });
+  for (const [name, flag] of Object.entries(spec.flags)) cmd.addOption(optionOf(name, flag));
+  return cmd;
+}
+
+/** The command's help: usage, about, every flag with its help, then the footer. */
+export function helpText<F extends Flags>(spec: CommandSpec<F>): string {
+  const text = commandOf(spec).helpInformation();
+  return spec.footer ? `${text}\n${spec.footer.replace(/^\n+/, '')}` : text;
+}
+
+/** Commander's message as one line of ours: `unknown option '--colection' (did you mean --collection?)`. */
+const usageLine = (err: CommanderError): string =>
+  err.message
+    .replace(/^error: /, '')
+    .replace(/\n\(Did you mean (.*)\?\)/, ' (did you mean $1?)')
+    .replace(/\n/g, ' ');
+
+/**
+ * Parses a command's argv against its declared flags (errors are `UsageError`s, exit 2, with a suggestion for a
+ * misspelt flag), then applies the flags every command shares (`applyCommonFlags`: the env file, LOG_LEVEL,
+ * `--quiet`). Values are keyed by flag name as declared (`values['base-url']`).
+ */
+export function parseFlags<F extends Flags>(
+  argv: readonly string[],
+  spec: CommandSpec<F>,
+): { values: FlagValues<F>; positionals: string[] } {
+  const cmd = commandOf(spec);
   try {
-    return parseArgs({ args: argv, options, allowPositionals, strict: true });
+    cmd.parse([...argv], { from: 'user' });
   } catch (err) {
-    throw new UsageError((err as Error).message, { cause: err });
+    if (err instanceof CommanderError) throw new UsageError(usageLine(err), { cause: err });
+    throw err;
   }
+  const opts = cmd.opts();
+  const values: Record<string, unknown> = {};
+  for (const option of cmd.options) {
+    const name = option.long?.replace(/^--/, '') ?? option.attributeName();
+    const v = opts[option.attributeName()];
+    if (v !== undefined) values[name] = v;
+  }
+  const positionals = [...cmd.args];
+  if (positionals.length > 0 && spec.operands !== true)
+    throw new UsageError(`unexpected argument "${positionals[0]}" (see understudy ${spec.name} --help)`);
+  const parsed = values as FlagValues<F>;
+  if (!values.help) applyCommonFlags(values as { quiet?: boolean; json?: boolean; 'env-file'?: string });
+  return { values: parsed, positionals };
 }

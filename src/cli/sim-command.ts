@@ -1,24 +1,37 @@
 import { UsageError } from '../errors.js';
 import { startSimulator } from '../sim/start-simulator.js';
-import { parseFlags } from './parse-flags.js';
+import { COMMON_FLAGS, type CommandSpec, type Flags, helpText, parseFlags } from './parse-flags.js';
 
-const HELP = `usage: understudy sim [options]
+const FLAGS = {
+  port: { type: 'string', value: 'N', help: 'port to listen on (default 0: a free port)' },
+  host: { type: 'string', value: 'HOST', help: 'address to bind (default 127.0.0.1)' },
+  seed: { type: 'string', value: 'N', help: 'data seed (default 1)' },
+  tenants: { type: 'string', value: 'N', help: 'number of tenants (default 2)' },
+  records: { type: 'string', value: 'N', help: 'records per collection (default 40; event instances get 3x)' },
+  routes: { type: 'string', value: 'SET', help: 'documented | full (default full)' },
+  'read-limit': { type: 'string', value: 'N', help: 'reads per window per key (default 100; 0 = unlimited)' },
+  'write-limit': { type: 'string', value: 'N', help: 'writes per window per key (default 20; 0 = unlimited)' },
+  'window-ms': { type: 'string', value: 'N', help: 'rate-limit window in ms (default 60000)' },
+  'max-limit': {
+    type: 'string',
+    value: 'N',
+    help: 'largest page size; larger limits clamp (default 100; 0: no clamp)',
+  },
+  key: { type: 'string', multiple: true, value: 'TENANT=KEY', help: 'use KEY for TENANT (repeatable)' },
+  today: {
+    type: 'boolean',
+    help: 'place the programme around today (UTC) instead of 2026-01-15: the same data all day',
+  },
+  ...COMMON_FLAGS,
+} as const satisfies Flags;
 
-Runs the Content Partners API simulator until SIGINT/SIGTERM.
-
-options:
-  --port N            port to listen on (default 0: a free port)
-  --host HOST         address to bind (default 127.0.0.1)
-  --seed N            data seed (default 1)
-  --tenants N         number of tenants (default 2)
-  --records N         records per collection (default 40; event instances get 3x)
-  --routes SET        documented | full (default full)
-  --read-limit N      reads per window per key (default 100; 0 = unlimited)
-  --write-limit N     writes per window per key (default 20; 0 = unlimited)
-  --window-ms N       rate-limit window in ms (default 60000)
-  --max-limit N       largest page size; larger limits clamp (default 100; 0: no clamp)
-  --key TENANT=KEY    use KEY for TENANT (repeatable)
-`;
+const SPEC: CommandSpec<typeof FLAGS> = {
+  name: 'sim',
+  about:
+    'Runs the Content Partners API simulator until SIGINT/SIGTERM. Prints its URL and one "tenant <slug> key <KEY>" ' +
+    'line per tenant (not with --quiet).',
+  flags: FLAGS,
+};
 
 const intFlag = (name: string, v: string | undefined, min: number): number | undefined => {
   if (v === undefined) return undefined;
@@ -28,22 +41,9 @@ const intFlag = (name: string, v: string | undefined, min: number): number | und
 
 /** `understudy sim`: prints the base URL and one `tenant <slug> key <KEY>` line per tenant, then serves. */
 export async function simCommand(argv: string[]): Promise<number> {
-  const { values } = parseFlags(argv, {
-    port: { type: 'string' },
-    host: { type: 'string' },
-    seed: { type: 'string' },
-    tenants: { type: 'string' },
-    records: { type: 'string' },
-    routes: { type: 'string' },
-    'read-limit': { type: 'string' },
-    'write-limit': { type: 'string' },
-    'window-ms': { type: 'string' },
-    'max-limit': { type: 'string' },
-    key: { type: 'string', multiple: true },
-    help: { type: 'boolean', short: 'h' },
-  });
+  const { values } = parseFlags(argv, SPEC);
   if (values.help) {
-    process.stdout.write(HELP);
+    process.stdout.write(helpText(SPEC));
     return 0;
   }
   const routes = values.routes ?? 'full';
@@ -68,14 +68,16 @@ export async function simCommand(argv: string[]): Promise<number> {
   };
   if (opts.port !== undefined && opts.port > 65535) throw new UsageError('--port must be at most 65535');
   const defined = Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined));
-  const sim = await startSimulator({ ...defined, routes, keys });
+  const sim = await startSimulator({ ...defined, routes, keys, ...(values.today ? { aroundDay: Date.now() } : {}) });
   const unknown = Object.keys(keys).filter((slug) => !sim.tenants.some((t) => t.slug === slug));
   if (unknown.length) {
     await sim.close();
     throw new UsageError(`--key names unknown tenant(s): ${unknown.join(', ')}`);
   }
-  process.stdout.write(`simulator listening on ${sim.url}\n`);
-  for (const t of sim.tenants) process.stdout.write(`tenant ${t.slug} key ${t.key}\n`);
+  if (!values.quiet) {
+    process.stdout.write(`simulator listening on ${sim.url}\n`);
+    for (const t of sim.tenants) process.stdout.write(`tenant ${t.slug} key ${t.key}\n`);
+  }
   await new Promise<void>((resolve) => {
     const stop = (): void => resolve();
     process.once('SIGINT', stop);

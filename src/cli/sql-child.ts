@@ -12,7 +12,9 @@ import { type SqlJob, streamSql } from './sql-stream.js';
 
 export type SqlChildResult = { ok: true } | { ok: false; code: ErrorCode; message: string };
 
+let answered = false;
 const answer = (result: SqlChildResult): void => {
+  answered = true;
   process.send?.(result, () => process.disconnect());
 };
 
@@ -20,9 +22,15 @@ const answer = (result: SqlChildResult): void => {
 const write = (chunk: string): undefined | Promise<void> =>
   process.stdout.write(chunk) ? undefined : once(process.stdout, 'drain').then(() => undefined);
 
+// The parent is gone (it stopped on a closed pipe, or was killed): nobody reads what this would print.
+process.once('disconnect', () => {
+  if (!answered) process.exit(0);
+});
+process.stdout.on('error', () => process.exit(0));
+
 process.once('message', async (job: SqlJob) => {
   try {
-    await streamSql(job, write);
+    await streamSql(job, write, (line) => process.stderr.write(`understudy sql: ${line}\n`));
     // Everything written so far is flushed once an empty write's callback runs.
     await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
     answer({ ok: true });

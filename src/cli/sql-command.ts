@@ -2,43 +2,77 @@ import { fork } from 'node:child_process';
 import { text } from 'node:stream/consumers';
 import { fileURLToPath } from 'node:url';
 import { databasePath } from '../config/database-path.js';
+import { loadConfigFile } from '../config/load-config.js';
 import { UnderstudyError, UsageError } from '../errors.js';
-import { parseFlags } from './parse-flags.js';
+import { COMMON_FLAGS, type CommandSpec, type Flags, helpText, parseFlags } from './parse-flags.js';
 import type { SqlChildResult } from './sql-child.js';
+import { dotCommand, schemaText } from './sql-schema.js';
 import { type SqlFormat, type SqlJob, streamSql } from './sql-stream.js';
 
 export { assertReadOnly, leadingVerb } from '../store/read-only-query.js';
 export { formatCsv } from './sql-stream.js';
 
-const HELP = `usage: understudy sql [--db FILE] [--json|--csv|--nl] [-p NAME VALUE]... [--timeout S] ["SELECT …" | -]
-
-Runs one read-only SQL statement over the mirror and prints its rows as they are read (memory stays flat
-however many rows). The SQL comes from the argument, or from standard input when the argument is "-" or
-absent (piped). The database is opened read-only; statements that write (INSERT, UPDATE, DELETE, DROP, ATTACH,
-writing PRAGMAs, VACUUM …) are refused.
-
-  --db FILE          SQLite file of the mirror (default: $UNDERSTUDY_DB, else ./data/understudy.db)
-  --json             print a JSON array of row objects
-  --csv              print CSV (RFC 4180) with a header row
-  --nl               print one JSON object per line (NDJSON)
-  -p, --param N V    bind the named parameter :N (or @N, $N) to the string V (repeatable)
-  --max-width N      truncate table cells to N characters (default 60; never in --json/--csv/--nl);
-                     column widths come from the first 1000 rows
-  --timeout S        stop the statement after S seconds (default: none): exit 1 with a one-line reason
-`;
-
 const FLAGS = {
-  db: { type: 'string' },
-  json: { type: 'boolean' },
-  csv: { type: 'boolean' },
-  nl: { type: 'boolean' },
-  'max-width': { type: 'string' },
-  timeout: { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
+  config: {
+    type: 'string',
+    value: 'FILE',
+    help: "read the database path from this config (a relative one from the config file's folder)",
+  },
+  db: {
+    type: 'string',
+    value: 'FILE|URL',
+    help: "the mirror: a SQLite file or a postgres:// URL (default: the config's database, else $UNDERSTUDY_DB, else ./data/understudy.db); on PostgreSQL the statement runs in a READ ONLY transaction",
+  },
+  tables: {
+    type: 'boolean',
+    help: 'list the tables and views with their row counts (and live rows) and what each holds',
+  },
+  schema: {
+    type: 'boolean',
+    help: 'the columns of TABLE, given as the argument (or of every table and view): type, NOT NULL, what each means',
+  },
+  json: { type: 'boolean', help: 'print a JSON array of row objects (JSON values as JSON, integers exact)' },
+  csv: { type: 'boolean', help: 'print CSV (RFC 4180) with a header row' },
+  nl: { type: 'boolean', help: 'print one JSON object per line (NDJSON)' },
+  raw: { type: 'boolean', help: 'print the one value of a one-column, one-row result as is, then a newline' },
+  // Taken out of argv by takeParams before parsing (it has two values); declared for its line of help.
+  param: {
+    type: 'string',
+    short: 'p',
+    value: 'NAME',
+    help: 'followed by VALUE: bind the named parameter :NAME (or @NAME, $NAME) to the string VALUE (repeatable)',
+  },
+  'max-width': {
+    type: 'string',
+    value: 'N',
+    help: 'truncate table cells to N characters (default 60; never in --json/--csv/--nl); column widths come from the first 1000 rows',
+  },
+  timeout: {
+    type: 'string',
+    value: 'S',
+    help: 'stop the statement after S seconds (default: none): exit 1 with a one-line reason',
+  },
+  ...COMMON_FLAGS,
+} as const satisfies Flags;
+
+const SPEC: CommandSpec<typeof FLAGS> = {
+  name: 'sql',
+  usage:
+    '[--config FILE | --db FILE|URL] [--json|--csv|--nl|--raw] [-p NAME VALUE]... [--timeout S] ["SELECT …" | -]\n' +
+    '       understudy sql [--config FILE | --db FILE|URL] [--json|--csv|--nl] --tables | --schema [TABLE]',
+  about:
+    'Runs one read-only SQL statement over the mirror and prints its rows as they are read (memory stays flat ' +
+    'however many rows). The SQL comes from the argument, or from standard input when the argument is "-" or ' +
+    'absent (piped). The database is opened read-only; statements that write (INSERT, UPDATE, DELETE, DROP, ATTACH, ' +
+    'writing PRAGMAs, VACUUM …) are refused. ".tables" (the names only) and ".schema [TABLE]" as the statement ' +
+    'work as in sqlite3. A reader that stops reading (| head) ends it quietly.',
+  operands: true,
+  flags: FLAGS,
+};
 
 export interface SqlIo {
-  readonly stdout: (s: string) => void;
+  /** A promise when the writer wants the next chunk to wait (backpressure, or to learn of a closed pipe). */
+  readonly stdout: (s: string) => void | Promise<void>;
   /** Where usage goes when there is nothing to run; default nowhere. */
   readonly stderr?: (s: string) => void;
   readonly stdin: () => Promise<string>;
@@ -48,10 +82,12 @@ export interface SqlIo {
 }
 
 const defaultIo: SqlIo = {
-  // Writes to files and pipes are synchronous on Linux, so rows never pile up in memory behind stdout.
-  stdout: (s) => {
-    process.stdout.write(s);
-  },
+  // Each chunk is waited for: rows never pile up in memory behind stdout, and a reader that went away (`| head`)
+  // stops the statement at once (EPIPE, which the CLI ends quietly on) instead of after its last row.
+  stdout: (s) =>
+    new Promise<void>((resolve, reject) => {
+      process.stdout.write(s, (err) => (err ? reject(err) : resolve()));
+    }),
   stderr: (s) => {
     process.stderr.write(s);
   },
@@ -86,18 +122,31 @@ function takeParams(argv: readonly string[]): { rest: string[]; params: Record<s
 /** `understudy sql`: one read-only statement over the mirror; exit 0, or an `UnderstudyError`. */
 export async function sqlCommand(argv: string[], io: SqlIo = defaultIo): Promise<number> {
   const { rest, params } = takeParams(argv);
-  const { values, positionals } = parseFlags(rest, FLAGS, true);
+  const { values, positionals } = parseFlags(rest, SPEC);
   if (values.help) {
-    io.stdout(HELP);
+    await io.stdout(helpText(SPEC));
     return 0;
   }
-  if ([values.json, values.csv, values.nl].filter(Boolean).length > 1)
-    throw new UsageError('--json, --csv and --nl exclude each other');
+  if (values.db && values.config) throw new UsageError('give --db or --config, not both');
+  if ([values.json, values.csv, values.nl, values.raw].filter(Boolean).length > 1)
+    throw new UsageError('--json, --csv, --nl and --raw exclude each other');
+  if (values.tables && values.schema) throw new UsageError('--tables and --schema exclude each other');
   if (positionals.length > 1) throw new UsageError('give one SQL statement (quote it), or "-" to read it from stdin');
   const maxWidth = values['max-width'] === undefined ? 60 : Number(values['max-width']);
   if (!Number.isInteger(maxWidth) || maxWidth < 2) throw new UsageError('--max-width must be an integer >= 2');
 
-  const format: SqlFormat = values.json ? 'json' : values.csv ? 'csv' : values.nl ? 'nl' : 'table';
+  const format: SqlFormat = values.json ? 'json' : values.csv ? 'csv' : values.nl ? 'nl' : values.raw ? 'raw' : 'table';
+  const config = values.config ? loadConfigFile(values.config) : null;
+  const path = () => databasePath(config, io.env, values.db);
+  // --quiet keeps what a machine format asks for (--json, --csv, --nl, --raw) and drops the table made for people.
+  if (values.quiet && format === 'table') io = { ...io, stdout: () => undefined };
+  if (values.tables || values.schema) {
+    if (values.tables && positionals.length > 0) throw new UsageError('--tables takes no statement');
+    const table = positionals[0];
+    const req = values.tables ? { kind: 'tables' as const } : { kind: 'schema' as const, ...(table ? { table } : {}) };
+    await io.stdout(await schemaText(path(), req, format));
+    return 0;
+  }
   let timeoutS: number | null = null;
   if (values.timeout !== undefined) {
     timeoutS = Number(values.timeout);
@@ -109,14 +158,27 @@ export async function sqlCommand(argv: string[], io: SqlIo = defaultIo): Promise
   const arg = positionals[0];
   if (arg === undefined && io.stdinIsTTY) {
     // Nothing to read: waiting on a terminal for a statement nobody said they would type looks like a hang.
-    io.stderr?.(HELP);
+    io.stderr?.(helpText(SPEC));
     return 2;
   }
   const sqlText = arg === undefined || arg === '-' ? await io.stdin() : arg;
   if (sqlText.trim() === '') throw new UsageError('no SQL given (pass it as an argument or on stdin)');
+  const dot = dotCommand(sqlText);
+  if (dot) {
+    await io.stdout(await schemaText(path(), dot, format));
+    return 0;
+  }
 
-  const job: SqlJob = { path: databasePath(null, io.env, values.db), sqlText, params, format, maxWidth };
-  if (timeoutS === null) await streamSql(job, io.stdout);
+  const job: SqlJob = {
+    path: path(),
+    sqlText,
+    params,
+    format,
+    maxWidth,
+    ...(timeoutS === null ? {} : { timeoutMs: Math.round(timeoutS * 1000) }),
+  };
+  const warn = (line: string) => io.stderr?.(`understudy sql: ${line}\n`);
+  if (timeoutS === null) await streamSql(job, io.stdout, warn);
   else await streamSqlInChild(job, timeoutS, io);
   return 0;
 }
@@ -135,7 +197,20 @@ async function streamSqlInChild(job: SqlJob, timeoutS: number, io: SqlIo): Promi
     result = m;
   });
   child.stdout?.setEncoding('utf8');
-  child.stdout?.on('data', (chunk: string) => io.stdout(chunk));
+  let writeFailure: unknown = null;
+  child.stdout?.on('data', (chunk: string) => {
+    const written = io.stdout(chunk);
+    if (!(written instanceof Promise)) return;
+    // The child waits while its pipe is full: memory stays flat. A reader gone away stops it.
+    child.stdout?.pause();
+    written.then(
+      () => child.stdout?.resume(),
+      (err: unknown) => {
+        writeFailure ??= err;
+        child.kill('SIGKILL');
+      },
+    );
+  });
   const timer = setTimeout(() => {
     timedOut = true;
     child.kill('SIGKILL');
@@ -149,6 +224,7 @@ async function streamSqlInChild(job: SqlJob, timeoutS: number, io: SqlIo): Promi
   } finally {
     clearTimeout(timer);
   }
+  if (writeFailure) throw writeFailure;
   if (timedOut)
     throw new UnderstudyError(
       'US_TIMEOUT',

@@ -1,35 +1,62 @@
 import { existsSync } from 'node:fs';
-import type { Config } from '../config/config-schema.js';
+import { createApp, type ReaderApp } from '../app/create-app.js';
 import { databasePath } from '../config/database-path.js';
 import { loadConfigFile } from '../config/load-config.js';
-import { describeError } from '../errors.js';
+import { describeError, UsageError } from '../errors.js';
+import { CHECKS_QUEUE, openCheckQueue } from '../queue/check-schedules.js';
 import { openSyncQueue, SYNC_QUEUE } from '../queue/queues.js';
 import { type RedisLossReport, readLossReport } from '../queue/redis-loss.js';
-import { redactRedisUrl, redisSettings, shortLivedRedis } from '../queue/redis-settings.js';
+import { redactRedisUrl } from '../queue/redis-settings.js';
 import { nextRuns } from '../queue/schedules.js';
+import { openWebhookQueue, WEBHOOKS_QUEUE } from '../queue/webhook-queue.js';
 import { openWritesQueue, WRITES_QUEUE } from '../queue/write-queue.js';
-import { openSqliteStore } from '../store/sqlite-store.js';
-import type { MirrorStatus } from '../store/store.js';
+import { isPostgresUrl } from '../store/postgres-engine.js';
+import { changeFeedStatus, formatChangeFeed, type LastCheck, type WebhookStatus } from './change-status.js';
+import { EXIT } from './exit-codes.js';
 import { formatTable } from './format-table.js';
-import { parseFlags } from './parse-flags.js';
-
-const HELP = `usage: understudy status [--config FILE] [--db FILE] [--json]
-
-Per tenant and collection: last success and its age, last error, live and deleted rows, next scheduled run;
-per queue: waiting, active, delayed, failed and completed jobs. When Redis is unreachable (2 s), the mirror
-part is still printed and Redis is reported unreachable; the exit code is 0 either way.
-
-  --config FILE   JSON config (database, tenants, redis); REDIS_URL wins over redis.url
-  --db FILE       SQLite file of the mirror (default: config database, UNDERSTUDY_DB, ./data/understudy.db)
-  --json          print one JSON object on stdout
-`;
+import { inWords, parseDuration } from './parse-duration.js';
+import { COMMON_FLAGS, type CommandSpec, type Flags, helpText, parseFlags } from './parse-flags.js';
 
 const FLAGS = {
-  config: { type: 'string' },
-  db: { type: 'string' },
-  json: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
+  config: {
+    type: 'string',
+    value: 'FILE',
+    help: "JSON config (database, tenants, redis); a relative database in it is read from the config file's folder",
+  },
+  db: {
+    type: 'string',
+    value: 'FILE',
+    help: "SQLite file of the mirror (default: the config's database, else UNDERSTUDY_DB, else ./data/understudy.db)",
+  },
+  json: { type: 'boolean', help: 'print one JSON object on stdout (with --check, its findings under "check")' },
+  check: {
+    type: 'boolean',
+    help: "exit non-zero when something needs a look: 7 the mirror is missing (or a configured tenant has nothing in it), 5 a collection's last run failed, 6 a last success older than --max-age; one line each on stderr",
+  },
+  'max-age': {
+    type: 'string',
+    value: 'DURATION',
+    help: 'with --check: the oldest a last success may be, e.g. 3600 (seconds), 90m, 2h, 1d, PT2H (default: no limit)',
+  },
+  ...COMMON_FLAGS,
+} as const satisfies Flags;
+
+const SPEC: CommandSpec<typeof FLAGS> = {
+  name: 'status',
+  usage: '[--config FILE | --db FILE] [--check [--max-age DURATION]] [--json] [options]',
+  about:
+    'Per tenant and collection: live and deleted rows, the age of the last success, the last error; the next ' +
+    'scheduled runs and, per queue, waiting, active, delayed, failed and completed jobs when Redis is configured ' +
+    '(config redis, or REDIS_URL): it is not looked for otherwise. When Redis does not answer (2 s), the mirror ' +
+    'part is still printed. The mirror is opened read-only and never created or migrated: a --db that does not ' +
+    'exist, or is not a mirror of this version, is an error (exit 2; with --check, a missing mirror is a finding, ' +
+    'exit 7). Without --check the exit code is 0 either way; --check makes it a health check.',
+  flags: FLAGS,
+  footer:
+    "Exit codes with --check: 0 healthy; 5 a collection's last run failed; 6 a last success older than --max-age\n" +
+    '(or none yet); 7 the mirror is missing, or a configured tenant has nothing in it (worst first: 7, 5, 6);\n' +
+    '2 bad usage or config. See docs/errors.md.\n',
+};
 
 const COUNTS = ['waiting', 'active', 'delayed', 'failed', 'completed', 'prioritized', 'paused'] as const;
 
@@ -48,75 +75,80 @@ export interface StatusReport {
     readonly slug: string;
     readonly nextRun: { readonly incremental: string | null; readonly full: string | null };
     readonly collections: CollectionStatus[];
+    /** The tenant's last self-check (`understudy check`, or the worker's `schedule.checkCron`). */
+    readonly lastCheck: LastCheck | null;
   }[];
+  /** Webhook endpoints known to the mirror: position, last delivery and error, disabled by a 410. */
+  readonly webhooks: WebhookStatus[];
+  /** Looked for only when configured (config `redis` or `REDIS_URL`). */
   readonly redis:
     | {
         readonly ok: true;
+        readonly configured: true;
         readonly url: string;
         readonly prefix: string;
         /** The last time a worker found Redis emptied under it (kept a week), and what was lost then. */
         readonly lost: RedisLossReport | null;
       }
-    | { readonly ok: false; readonly url: string; readonly error: string };
+    | { readonly ok: false; readonly configured: true; readonly url: string; readonly error: string }
+    | { readonly ok: false; readonly configured: false };
   readonly queues: ({ readonly name: string } & Record<(typeof COUNTS)[number], number>)[];
 }
 
-/** Gathers the status report: the mirror from SQLite, queues and schedules from Redis when it answers. */
-export async function collectStatus(opts: {
-  readonly config: Config | null;
-  readonly database: string;
-  readonly env: NodeJS.ProcessEnv;
-  readonly now?: () => Date;
-}): Promise<StatusReport> {
+/**
+ * Gathers the status report: the mirror read-only from the app; queues and schedules from Redis when it is
+ * configured (config `redis` or `REDIS_URL`: whatever answers on the default port is not this deployment's Redis
+ * otherwise) and answers.
+ */
+export async function collectStatus(app: ReaderApp, opts: { readonly now?: () => Date } = {}): Promise<StatusReport> {
   const now = (opts.now ?? (() => new Date()))();
-  const exists = existsSync(opts.database);
-  let mirror: MirrorStatus[] = [];
-  if (exists) {
-    const store = await openSqliteStore(opts.database);
-    try {
-      mirror = await store.mirrorStatus();
-    } finally {
-      await store.close();
-    }
-  }
-  const { url, prefix } = redisSettings(opts.config, opts.env);
-  let redis: StatusReport['redis'];
+  const mirror = await app.mirror.mirrorStatus();
+  const feed = await changeFeedStatus(app.mirror.changes);
+  const { url, prefix } = app.redisSettings;
+  let redis: StatusReport['redis'] = { ok: false, configured: false };
   const queues: StatusReport['queues'] = [];
   let schedules: Awaited<ReturnType<typeof nextRuns>> = [];
-  try {
-    const conn = await shortLivedRedis(url, 2000, { enableOfflineQueue: true, maxRetriesPerRequest: 1 });
-    const queue = openSyncQueue(conn, prefix);
-    const writes = openWritesQueue(conn, prefix);
-    queue.on('error', () => {});
-    writes.on('error', () => {});
+  if (app.config?.redis || app.env.REDIS_URL) {
     try {
-      for (const [name, q] of [
-        [SYNC_QUEUE, queue],
-        [WRITES_QUEUE, writes],
-      ] as const) {
-        const counts = await q.getJobCounts(...COUNTS);
-        queues.push({
-          name,
-          ...Object.fromEntries(COUNTS.map((c) => [c, counts[c] ?? 0])),
-        } as StatusReport['queues'][number]);
+      const conn = await app.redis();
+      const queue = openSyncQueue(conn, prefix);
+      const writes = openWritesQueue(conn, prefix);
+      const hooks = openWebhookQueue(conn, prefix);
+      const checks = openCheckQueue(conn, prefix);
+      for (const q of [queue, writes, hooks, checks]) q.on('error', () => {});
+      try {
+        for (const [name, q] of [
+          [SYNC_QUEUE, queue],
+          [WRITES_QUEUE, writes],
+          [WEBHOOKS_QUEUE, hooks],
+          [CHECKS_QUEUE, checks],
+        ] as const) {
+          const counts = await q.getJobCounts(...COUNTS);
+          queues.push({
+            name,
+            ...Object.fromEntries(COUNTS.map((c) => [c, counts[c] ?? 0])),
+          } as StatusReport['queues'][number]);
+        }
+        schedules = await nextRuns(queue);
+        const lost = await readLossReport(conn, prefix);
+        redis = { ok: true, configured: true, url: redactRedisUrl(url), prefix, lost };
+      } finally {
+        await queue.close().catch(() => {});
+        await writes.close().catch(() => {});
+        await hooks.close().catch(() => {});
+        await checks.close().catch(() => {});
       }
-      schedules = await nextRuns(queue);
-      redis = { ok: true, url: redactRedisUrl(url), prefix, lost: await readLossReport(conn, prefix) };
-    } finally {
-      await queue.close().catch(() => {});
-      await writes.close().catch(() => {});
-      await conn.quit().catch(() => conn.disconnect());
+    } catch (err) {
+      redis = { ok: false, configured: true, url: redactRedisUrl(url), error: describeError(err) };
     }
-  } catch (err) {
-    redis = { ok: false, url: redactRedisUrl(url), error: describeError(err) };
   }
-  const slugs = [...new Set([...(opts.config?.tenants.map((t) => t.slug) ?? []), ...mirror.map((m) => m.tenant)])];
+  const slugs = [...new Set([...(app.config?.tenants.map((t) => t.slug) ?? []), ...mirror.map((m) => m.tenant)])];
   const nextOf = (slug: string, mode: string) => {
     const next = schedules.find((s) => s.tenant === slug && s.mode === mode)?.next;
     return next ? new Date(next).toISOString() : null;
   };
   return {
-    database: { path: opts.database, exists },
+    database: { path: app.databasePath, exists: true },
     tenants: slugs.map((slug) => ({
       slug,
       nextRun: { incremental: nextOf(slug, 'incremental'), full: nextOf(slug, 'full') },
@@ -132,19 +164,20 @@ export async function collectStatus(opts: {
             : null,
           lastError: m.lastError,
         })),
+      lastCheck: feed.lastChecks.get(slug) ?? null,
     })),
+    webhooks: feed.webhooks,
     redis,
     queues,
   };
 }
 
-const age = (s: number | null): string => {
-  if (s === null) return 'never';
-  if (s < 120) return `${s}s ago`;
-  if (s < 7200) return `${Math.round(s / 60)}m ago`;
-  if (s < 172_800) return `${Math.round(s / 3600)}h ago`;
-  return `${Math.round(s / 86_400)}d ago`;
-};
+/** Every time in the table one way: relative to now (`3 min ago`, `in 4 h 05 min`). */
+const ago = (s: number | null): string => (s === null ? 'never' : `${inWords(s * 1000).slice(3)} ago`);
+const until = (iso: string | null, now: number): string => (iso === null ? '' : inWords(Date.parse(iso) - now));
+
+/** The table fits this many columns: the last error is cut to what is left. */
+const WIDTH = 100;
 
 /** One paragraph on a loss of Redis' data: when, what was queued then, what was recreated. */
 export function describeLoss(l: RedisLossReport): string {
@@ -162,38 +195,108 @@ export function describeLoss(l: RedisLossReport): string {
   );
 }
 
-export function formatStatus(r: StatusReport): string {
+export function formatStatus(r: StatusReport, now = Date.now()): string {
   const rows = r.tenants.flatMap((t) =>
     (t.collections.length > 0 ? t.collections : [null]).map((c) => ({
       tenant: t.slug,
       collection: c?.name ?? '(nothing mirrored)',
       live: c?.live ?? 0,
       deleted: c?.deleted ?? 0,
-      'last success': c ? age(c.lastSuccessAgeSeconds) : '',
+      'last success': c ? ago(c.lastSuccessAgeSeconds) : '',
       'last error': c?.lastError ?? '',
-      'next incremental': t.nextRun.incremental ?? '',
-      'next full': t.nextRun.full ?? '',
     })),
   );
-  const out = [`mirror: ${r.database.path}${r.database.exists ? '' : ' (does not exist yet)'}`, formatTable(rows), ''];
+  // The error column gets what the others leave of WIDTH, at least 12 characters.
+  const others =
+    rows.length > 0 ? (formatTable(rows.map(({ 'last error': _e, ...rest }) => rest)).split('\n')[0]?.length ?? 0) : 0;
+  const room = Math.max(12, WIDTH - others - 2);
+  const clip = (e: string) => (e.length > room ? `${e.slice(0, room - 1)}…` : e);
+  const table = formatTable(rows.map((row) => ({ ...row, 'last error': clip(row['last error']) })));
+  const out = [`mirror: ${r.database.path}`, table, ...formatChangeFeed(r.tenants, r.webhooks), ''];
+  const next = r.tenants
+    .filter((t) => t.nextRun.incremental || t.nextRun.full)
+    .map(
+      (t) =>
+        `  ${t.slug}: ${[
+          t.nextRun.incremental ? `incremental ${until(t.nextRun.incremental, now)}` : '',
+          t.nextRun.full ? `full ${until(t.nextRun.full, now)}` : '',
+        ]
+          .filter(Boolean)
+          .join(', ')}`,
+    );
   if (r.redis.ok) {
+    if (next.length > 0) out.push('next runs:', ...next, '');
     out.push(`queues (${r.redis.url}, prefix ${r.redis.prefix}):`, formatTable(r.queues));
     if (r.redis.lost) out.push('', describeLoss(r.redis.lost));
-  } else {
-    out.push(`Redis unreachable (${r.redis.url}): ${r.redis.error}; queue and schedule status unavailable`);
+  } else if (r.redis.configured) {
+    // The error names Redis and where already (`Redis unreachable at …: connect ECONNREFUSED …`): said once.
+    const what = r.redis.error.startsWith('Redis') ? r.redis.error : `Redis error (${r.redis.url}): ${r.redis.error}`;
+    out.push(`${what}; queue and schedule status unavailable`);
   }
-  return `${out.join('\n')}\n`;
+  return `${out.join('\n').replace(/\n+$/, '')}\n`;
+}
+
+/** One finding of `status --check`: its exit code and its line. */
+export interface CheckFinding {
+  readonly exit: number;
+  readonly text: string;
+}
+
+/**
+ * What `status --check` finds wrong, worst first: the mirror missing or a configured tenant with nothing in it
+ * (7), a collection whose last run failed (5), a last success older than `maxAgeSeconds` or none at all (6).
+ */
+export function checkStatus(r: StatusReport, maxAgeSeconds: number | null): CheckFinding[] {
+  if (!r.database.exists) return [{ exit: EXIT.CHECK_MISSING, text: `mirror ${r.database.path} does not exist` }];
+  const found: CheckFinding[] = [];
+  for (const t of r.tenants) {
+    if (t.collections.length === 0) found.push({ exit: EXIT.CHECK_MISSING, text: `${t.slug}: nothing mirrored yet` });
+    for (const c of t.collections) {
+      if (c.lastError)
+        found.push({ exit: EXIT.CHECK_FAILED, text: `${t.slug} ${c.name}: last run failed: ${c.lastError}` });
+      else if (maxAgeSeconds !== null && c.lastSuccessAgeSeconds === null)
+        found.push({ exit: EXIT.CHECK_STALE, text: `${t.slug} ${c.name}: no successful sync yet` });
+      else if (maxAgeSeconds !== null && (c.lastSuccessAgeSeconds ?? 0) > maxAgeSeconds)
+        found.push({
+          exit: EXIT.CHECK_STALE,
+          text: `${t.slug} ${c.name}: last success ${ago(c.lastSuccessAgeSeconds)}, older than --max-age (${maxAgeSeconds} s)`,
+        });
+    }
+  }
+  const rank = (e: number) => [EXIT.CHECK_MISSING, EXIT.CHECK_FAILED, EXIT.CHECK_STALE].indexOf(e as 5 | 6 | 7);
+  return found.sort((a, b) => rank(a.exit) - rank(b.exit));
 }
 
 export async function statusCommand(argv: string[]): Promise<number> {
-  const { values } = parseFlags(argv, FLAGS);
+  const { values } = parseFlags(argv, SPEC);
   if (values.help) {
-    process.stdout.write(HELP);
+    process.stdout.write(helpText(SPEC));
     return 0;
   }
+  if (values['max-age'] !== undefined && !values.check) throw new UsageError('--max-age goes with --check');
+  const maxAge = values['max-age'] === undefined ? null : parseDuration(values['max-age'], '--max-age');
   const config = values.config ? loadConfigFile(values.config) : null;
   const database = values.db ?? databasePath(config ?? {}, process.env);
-  const report = await collectStatus({ config, database, env: process.env });
-  process.stdout.write(values.json ? `${JSON.stringify(report)}\n` : formatStatus(report));
-  return 0;
+  // A health check reports a missing mirror as a finding (exit 7); opening it read-only would refuse it (exit 2).
+  if (values.check && !isPostgresUrl(database) && !existsSync(database)) {
+    const missing: CheckFinding = { exit: EXIT.CHECK_MISSING, text: `mirror ${database} does not exist` };
+    if (values.json) {
+      const check = { ok: false, exitCode: missing.exit, findings: [missing.text] };
+      process.stdout.write(`${JSON.stringify({ database: { path: database, exists: false }, check })}\n`);
+    }
+    process.stderr.write(`understudy status: ${missing.text}\n`);
+    return missing.exit;
+  }
+  await using app = await createApp(config, process.env, { profile: 'reader', database });
+  const report = await collectStatus(app);
+  const findings = values.check ? checkStatus(report, maxAge) : [];
+  const exit = findings[0]?.exit ?? EXIT.OK;
+  if (values.json) {
+    const check = values.check
+      ? { check: { ok: exit === EXIT.OK, exitCode: exit, findings: findings.map((f) => f.text) } }
+      : {};
+    process.stdout.write(`${JSON.stringify({ ...report, ...check })}\n`);
+  } else if (!values.quiet) process.stdout.write(formatStatus(report));
+  for (const f of findings) process.stderr.write(`understudy status: ${f.text}\n`);
+  return exit;
 }

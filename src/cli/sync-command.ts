@@ -4,49 +4,81 @@ import { databasePath } from '../config/database-path.js';
 import { loadConfigFile, parseConfig } from '../config/load-config.js';
 import { type ResolvedTenant, resolveTenants } from '../config/resolve-tenants.js';
 import { isCronExpression } from '../config/schedule-checks.js';
-import { describeError, UnderstudyError, UsageError } from '../errors.js';
+import { describeError, UsageError } from '../errors.js';
 import { createLogger } from '../log.js';
-import { openSharedBudget } from '../queue/shared-budget.js';
 import type { CollectionReport, SyncMode } from '../sync/sync-collection.js';
 import { syncTenant, type TenantReport } from '../sync/sync-tenant.js';
 import { type CollectionSlug, isCollectionSlug } from '../vocabulary/collections.js';
-import { exitCodeFor } from './exit-codes.js';
 import { formatTable } from './format-table.js';
-import { parseFlags } from './parse-flags.js';
-
-const HELP = `usage: understudy sync [--config FILE] [--base-url URL] [--tenant SLUG]... [--collection NAME]...
-                       [--full] [--db FILE] [--json] [--local-budget]
-
-Mirrors tenants of the Content Partners API into SQLite. Without --config, the key comes from PARTNERS_API_KEY,
-the base URL from --base-url or PARTNERS_BASE_URL, the database from --db, UNDERSTUDY_DB or ./data/understudy.db.
-
-  --config FILE       JSON config listing tenants (keys are named by apiKeyEnv, never written in the file)
-  --base-url URL      upstream origin, e.g. https://partners.example.org
-  --tenant SLUG       tenant to sync (repeatable; default: every tenant of the config)
-  --collection NAME   collection to sync, as in the API path (repeatable; default: all)
-  --full              full sync with deletion reconciliation (default: incremental since the stored cursor)
-  --db FILE           SQLite file of the mirror
-  --json              print exactly one JSON object with the outcome on stdout
-  --local-budget      pace each key with this process's own rate gate even when Redis is configured (default:
-                      with config redis or REDIS_URL, the key's budget is shared there with the workers)
-  --enqueue           add a sync job to the worker queue (Redis) instead of syncing here; prints its id
-  --schedule CRON     keep running, syncing on each tick of CRON (no Redis; runs never overlap); each tenant's
-                      ticks are read in its schedule.timezone (without a schedule: the process's zone)
-`;
+import { COMMON_FLAGS, type CommandSpec, type Flags, helpText, parseFlags } from './parse-flags.js';
+import { ProgressDisplay } from './progress-display.js';
+import { Committed, isStop, syncExitCode, type TenantFailure, tenantFailureText } from './sync-output.js';
+import { runConfigSchedules } from './sync-schedule.js';
 
 const FLAGS = {
-  config: { type: 'string' },
-  'base-url': { type: 'string' },
-  tenant: { type: 'string', multiple: true },
-  collection: { type: 'string', multiple: true },
-  full: { type: 'boolean' },
-  db: { type: 'string' },
-  json: { type: 'boolean' },
-  'local-budget': { type: 'boolean' },
-  enqueue: { type: 'boolean' },
-  schedule: { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
+  config: {
+    type: 'string',
+    value: 'FILE',
+    help: "JSON config listing tenants (keys are named by apiKeyEnv, never written in the file); a relative database in it is read from the config file's folder",
+  },
+  'base-url': { type: 'string', value: 'URL', help: 'upstream origin, e.g. https://partners.example.org' },
+  tenant: {
+    type: 'string',
+    multiple: true,
+    value: 'SLUG',
+    help: 'tenant to sync (repeatable; default: every tenant of the config)',
+  },
+  collection: {
+    type: 'string',
+    multiple: true,
+    value: 'NAME',
+    help: 'collection to sync, as in the API path (repeatable; default: all)',
+  },
+  full: {
+    type: 'boolean',
+    help: 'full sync with deletion reconciliation (default: incremental since the stored cursor)',
+  },
+  db: {
+    type: 'string',
+    value: 'FILE',
+    help: "SQLite file of the mirror, from the current directory (default: the config's database, else UNDERSTUDY_DB, else ./data/understudy.db)",
+  },
+  json: { type: 'boolean', help: 'print exactly one JSON object with the outcome on stdout' },
+  'local-budget': {
+    type: 'boolean',
+    help: "pace each key with this process's own rate gate even when Redis is configured (default: with config redis or REDIS_URL, the key's budget is shared there with the workers)",
+  },
+  enqueue: {
+    type: 'boolean',
+    help: 'add a sync job to the worker queue (Redis) instead of syncing here; prints its id',
+  },
+  schedule: {
+    type: 'string',
+    optionalValue: true,
+    value: 'CRON',
+    help: "keep running, no Redis, runs never overlap. Alone: the config's schedules (each tenant's incrementalEveryMinutes, the first at once, and fullCron, in its schedule.timezone). With CRON: a sync of every tenant on each tick, read in each tenant's schedule.timezone (else the process's zone)",
+  },
+  wait: {
+    type: 'string',
+    value: 'SECONDS',
+    help: 'wait up to SECONDS for a collection another run holds (default 0: report it skipped, "locked by another run", and exit 75 when nothing else failed)',
+  },
+  ...COMMON_FLAGS,
+} as const satisfies Flags;
+
+const SPEC: CommandSpec<typeof FLAGS> = {
+  name: 'sync',
+  usage: '[--config FILE | --base-url URL --tenant SLUG...] [--collection NAME]... [--full] [options]',
+  about:
+    'Mirrors tenants of the Content Partners API into SQLite. Without --config, the key comes from PARTNERS_API_KEY, ' +
+    'the base URL from --base-url or PARTNERS_BASE_URL, the database from --db, UNDERSTUDY_DB or ./data/understudy.db. ' +
+    'On a terminal it shows its progress; off one, logs (JSON lines) and the summary table, and with --quiet nothing ' +
+    'at all unless something is wrong.',
+  flags: FLAGS,
+  footer:
+    'Exit codes: 0 done; 1 a collection failed; 2 bad usage or config; 3 a key refused (the other tenants still run);\n' +
+    '4 upstream unavailable; 75 skipped (another run holds the lock); 130 stopped. See docs/errors.md.\n',
+};
 
 export interface SyncInvocation {
   readonly config: Config;
@@ -56,6 +88,8 @@ export interface SyncInvocation {
   readonly mode: SyncMode;
   /** Use the in-process gate even when Redis is configured. */
   readonly localBudget?: boolean;
+  /** How long to wait for a collection another run holds (`--wait`, in ms); default 0. */
+  readonly waitMs?: number;
 }
 
 /** Turns flags and environment into a validated config: `--config` file, or a one-key config built from flags. */
@@ -84,6 +118,9 @@ export function resolveInvocation(
     );
   }
   const database = databasePath(config, env, values.db);
+  const wait = values.wait === undefined ? 0 : Number(values.wait);
+  if (!Number.isFinite(wait) || wait < 0)
+    throw new UsageError(`--wait ${values.wait}: must be a number of seconds, 0 or more`);
   return {
     config,
     database,
@@ -91,6 +128,7 @@ export function resolveInvocation(
     collections,
     mode: values.full ? 'full' : 'incremental',
     ...(values['local-budget'] ? { localBudget: true } : {}),
+    ...(wait > 0 ? { waitMs: wait * 1000 } : {}),
   };
 }
 
@@ -98,34 +136,35 @@ export function resolveInvocation(
 export const syncTuning = (config: Config): { clockSkewMs?: number } =>
   config.sync?.clockSkewMs !== undefined ? { clockSkewMs: config.sync.clockSkewMs } : {};
 
-const parseSyncFlags = (argv: string[]) => parseFlags(argv, FLAGS);
+const parseSyncFlags = (argv: string[]) => parseFlags(argv, SPEC);
 
-/** Runs one sync of every chosen tenant, in parallel across tenants; a refused key aborts them all. */
+/** Runs one sync of every chosen tenant, in parallel across tenants; one tenant's failure leaves the others running. */
 export async function runSync(
   inv: SyncInvocation,
-  opts: { json: boolean; signal: AbortSignal; env?: NodeJS.ProcessEnv },
-): Promise<{ reports: TenantReport[]; failure: unknown }> {
+  opts: { json: boolean; signal: AbortSignal; env?: NodeJS.ProcessEnv; display?: ProgressDisplay | null },
+): Promise<{ reports: TenantReport[]; failures: TenantFailure[]; failure: unknown; committed: Committed }> {
   const env = opts.env ?? process.env;
-  const tty = !opts.json && process.stderr.isTTY === true;
-  const log = createLogger({ level: tty ? 'warn' : (env.LOG_LEVEL ?? 'info') });
+  const display = opts.display ?? null;
+  // With progress on the screen, the log is for what goes wrong (LOG_LEVEL still wins), and it prints above it.
+  const log = createLogger({
+    level: env.LOG_LEVEL || (display ? 'warn' : 'info'),
+    ...(display ? { write: (line: string) => display.log(line) } : {}),
+  });
   const resolved: ResolvedTenant[] = resolveTenants(inv.config, env, inv.tenants);
-  // One budget per key: with Redis configured, the workers' shared gate (closed after the app that uses it).
-  await using budget = inv.localBudget ? null : await openSharedBudget(inv.config, env, log);
+  // One budget per key: with Redis configured, the workers' shared gate (unless --local-budget).
   await using app = await createApp(inv.config, env, {
+    profile: 'sync',
     log,
     database: inv.database,
     tenants: inv.tenants,
-    ...(budget ? { gateFor: budget.gateFor } : {}),
+    gates: inv.localBudget ? 'memory' : 'shared',
   });
-  const abort = new AbortController();
-  const signal = AbortSignal.any([abort.signal, opts.signal]);
-  let failure: unknown = null;
+  const { signal } = opts;
+  const failures: TenantFailure[] = [];
+  // Records committed, page by page: what a stopped run keeps (a collection cut short is in no report).
+  const committed = new Committed();
   const reports = await Promise.all(
     resolved.map(async (tenant): Promise<TenantReport> => {
-      const progress = tty
-        ? (p: { collection: CollectionSlug; pages: number; fetched: number }) =>
-            process.stderr.write(`\r\x1b[K${tenant.slug} ${p.collection}: ${p.pages} pages, ${p.fetched} records`)
-        : undefined;
       const report: TenantReport = { slug: tenant.slug, collections: [] };
       try {
         return await syncTenant(
@@ -134,7 +173,17 @@ export async function runSync(
             store: app.store,
             log,
             ...syncTuning(inv.config),
-            ...(progress ? { onProgress: progress } : {}),
+            onProgress: (p: { collection: CollectionSlug; fetched: number; total?: number }) => {
+              committed.note(tenant.slug, p.collection, p.fetched);
+              display?.progress(tenant.slug, p);
+            },
+            ...(display
+              ? {
+                  onWaiting: (w: { collection: CollectionSlug; since: number | null }) =>
+                    display.waiting(tenant.slug, w.collection, w.since),
+                }
+              : {}),
+            ...(inv.waitMs ? { waitMs: inv.waitMs } : {}),
           },
           {
             slug: tenant.slug,
@@ -152,35 +201,17 @@ export async function runSync(
           report,
         );
       } catch (err) {
-        failure ??= err;
-        abort.abort();
-        // What this tenant finished before the stop stays in the mirror, and in the report.
+        // What this tenant finished before it failed stays in the mirror, and in the report; the others go on.
+        failures.push({ slug: tenant.slug, apiKeyEnv: tenant.apiKeyEnv, error: err });
         return report;
       } finally {
-        if (tty) process.stderr.write('\r\x1b[K');
+        const n = report.collections.reduce((sum, c) => sum + c.fetched, 0);
+        display?.finished(tenant.slug, `${report.collections.length} collections, ${n} records read`);
       }
     }),
   );
-  return { reports, failure };
+  return { reports, failures, failure: failures[0]?.error ?? null, committed };
 }
-
-const worstExit = (reports: TenantReport[]): number => {
-  let code = 0;
-  for (const t of reports)
-    for (const c of t.collections)
-      if (c.error) {
-        const e =
-          c.errorCode === 'US_UPSTREAM_UNAVAILABLE' ||
-          c.errorCode === 'US_RATE_LIMITED' ||
-          c.errorCode === 'US_UPSTREAM_STUCK'
-            ? 4
-            : c.errorCode === 'US_AUTH'
-              ? 3
-              : 1;
-        code = Math.max(code, e);
-      }
-  return code;
-};
 
 const publicReport = (c: CollectionReport) => {
   const { errorCode: _code, ...rest } = c;
@@ -205,38 +236,105 @@ export function summaryTable(reports: TenantReport[]): string {
   return formatTable(rows);
 }
 
+/**
+ * Prints what one run did: the JSON object (`--json`), else the summary table (not with `--quiet`); then one line
+ * on stderr per failed tenant and per failed collection, and what a stopped run committed. Returns the exit code.
+ */
+function reportRun(
+  result: { reports: TenantReport[]; failures: readonly TenantFailure[]; committed: Committed },
+  inv: SyncInvocation,
+  values: { json?: boolean; quiet?: boolean },
+): number {
+  const { reports, failures } = result;
+  if (values.json) {
+    const errorOf = (slug: string) => failures.find((f) => f.slug === slug && !isStop(f.error));
+    process.stdout.write(
+      `${JSON.stringify({
+        tenants: reports.map((t) => {
+          const failed = errorOf(t.slug);
+          return {
+            slug: t.slug,
+            collections: t.collections.map(publicReport),
+            ...(failed ? { error: tenantFailureText(failed, inv.config.baseUrl) } : {}),
+          };
+        }),
+      })}\n`,
+    );
+  } else if (!values.quiet) {
+    process.stdout.write(`${summaryTable(reports)}\n`);
+  }
+  const say = (line: string) => process.stderr.write(`understudy sync: ${line}\n`);
+  if (failures.some((f) => isStop(f.error))) say(result.committed.text());
+  for (const f of failures) if (!isStop(f.error)) say(tenantFailureText(f, inv.config.baseUrl));
+  for (const t of reports) for (const c of t.collections) if (c.error) say(`${t.slug} ${c.name}: ${c.error}`);
+  return syncExitCode(reports, failures);
+}
+
 export async function syncCommand(argv: string[]): Promise<number> {
   const { values } = parseSyncFlags(argv);
   if (values.help) {
-    process.stdout.write(HELP);
+    process.stdout.write(helpText(SPEC));
     return 0;
   }
   const inv = resolveInvocation(values, process.env);
   if (values.enqueue) {
     if (values.schedule) throw new UsageError('--enqueue and --schedule do not go together');
-    const { enqueueSync } = await import('../queue/enqueue-sync.js');
-    const { redisSettings } = await import('../queue/redis-settings.js');
-    const redis = redisSettings(inv.config, process.env);
+    const { addSyncJob } = await import('../queue/enqueue-sync.js');
     const slugs = inv.tenants.length > 0 ? inv.tenants : inv.config.tenants.map((t) => t.slug);
     const ids: string[] = [];
+    await using app = await createApp(inv.config, process.env, { profile: 'queue', database: inv.database });
     for (const tenant of slugs) {
-      const id = await enqueueSync({
-        redisUrl: redis.url,
-        prefix: redis.prefix,
+      const id = await addSyncJob(app.redis, app.redisSettings.prefix, {
         tenant,
         ...(inv.collections.length > 0 ? { collections: inv.collections } : {}),
         mode: inv.mode,
       });
       ids.push(id);
     }
-    process.stdout.write(values.json ? `${JSON.stringify({ jobs: ids })}\n` : `${ids.join('\n')}\n`);
+    if (values.json) process.stdout.write(`${JSON.stringify({ jobs: ids })}\n`);
+    else if (!values.quiet) process.stdout.write(`${ids.join('\n')}\n`);
     return 0;
   }
+  // Progress only for a person watching: on a terminal, and not when asked for quiet or JSON.
+  const terminal = process.stderr.isTTY === true && !values.json && !values.quiet;
+  const once = async (run: SyncInvocation, signal: AbortSignal): Promise<number> => {
+    const display = terminal ? new ProgressDisplay() : null;
+    try {
+      const result = await runSync(run, { json: values.json === true, signal, display });
+      display?.stop();
+      return reportRun(result, run, values);
+    } finally {
+      display?.stop();
+    }
+  };
   const stop = new AbortController();
   const onSignal = () => stop.abort();
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
+    if (values.schedule === true) {
+      // The config's own schedules. Between runs a terminal shows the next one, on one line kept up to date.
+      // A stop during a run says what that run committed; a stop between runs says so.
+      let stoppedInRun = false;
+      await runConfigSchedules(inv.config, inv.tenants, stop.signal, {
+        run: async (r, signal) => {
+          await once({ ...inv, tenants: [r.tenant], mode: r.mode }, signal);
+          stoppedInRun = signal.aborted;
+        },
+        ...(terminal
+          ? {
+              onStart: (lines: readonly string[]) => process.stderr.write(`${lines.join('\n')}\n`),
+              onIdle: (next: string | null) => process.stderr.write(`\r\x1b[K${next ?? 'nothing scheduled'}`),
+              onRunStart: () => process.stderr.write('\r\x1b[K'),
+            }
+          : {}),
+      });
+      if (!stoppedInRun)
+        process.stderr.write(
+          `${terminal ? '\r\x1b[K' : ''}understudy sync: stopped between runs; every run so far is committed\n`,
+        );
+      return 0;
+    }
     if (values.schedule) {
       const { runOnSchedule, tenantsByTimezone } = await import('../sync/schedule-inline.js');
       const expression = values.schedule;
@@ -257,9 +355,7 @@ export async function syncCommand(argv: string[]): Promise<number> {
             (signal) =>
               serialised(async () => {
                 if (signal.aborted) return;
-                const { reports, failure } = await runSync({ ...inv, tenants }, { json: false, signal });
-                process.stdout.write(`${summaryTable(reports)}\n`);
-                if (failure) onError(failure);
+                await once({ ...inv, tenants }, signal);
               }),
             stop.signal,
             { onError, ...(timezone ? { timezone } : {}) },
@@ -268,24 +364,7 @@ export async function syncCommand(argv: string[]): Promise<number> {
       );
       return 0;
     }
-    const { reports, failure } = await runSync(inv, { json: values.json === true, signal: stop.signal });
-    if (values.json) {
-      process.stdout.write(
-        `${JSON.stringify({ tenants: reports.map((t) => ({ slug: t.slug, collections: t.collections.map(publicReport) })) })}\n`,
-      );
-    } else {
-      process.stdout.write(`${summaryTable(reports)}\n`);
-    }
-    if (failure) {
-      process.stderr.write(`understudy sync: ${describeError(failure)}\n`);
-      return failure instanceof UnderstudyError ? exitCodeFor(failure) : 1;
-    }
-    const code = worstExit(reports);
-    if (code !== 0) {
-      const first = reports.flatMap((t) => t.collections.map((c) => ({ t, c }))).find(({ c }) => c.error);
-      if (first) process.stderr.write(`understudy sync: ${first.t.slug} ${first.c.name}: ${first.c.error}\n`);
-    }
-    return code;
+    return await once(inv, stop.signal);
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

@@ -1,4 +1,5 @@
 import { createApp } from '../app/create-app.js';
+import { startChangeWorker } from '../app/start-change-worker.js';
 import { startSyncWorker } from '../app/start-sync-worker.js';
 import { startWorkerOps } from '../app/start-worker-ops.js';
 import { startWriteWorker } from '../app/start-write-worker.js';
@@ -7,37 +8,51 @@ import { describeError, UsageError } from '../errors.js';
 import { createLogger } from '../log.js';
 import { effectiveEnv } from '../ops/config-reload.js';
 import { createOpsMetrics } from '../ops/metrics.js';
-import { parseFlags } from './parse-flags.js';
-
-const HELP = `usage: understudy worker --config FILE [--concurrency N] [--http PORT] [--http-host HOST]
-
-Runs sync workers on the Redis queue (REDIS_URL, else config redis.url, else redis://127.0.0.1:6379): the
-schedules of the config fire once per tick however many workers run, and jobs added by
-\`understudy sync --enqueue\` are processed. SIGTERM or SIGINT: stop taking jobs, let each active sync commit
-its page, close everything and exit 0.
-
-  --config FILE       JSON config (tenants, schedule, redis, worker)
-  --concurrency N     jobs run at once in this process (default: config worker.concurrency, else 2)
-  --http PORT         serve /healthz, /readyz, /metrics and the queue dashboard /queues on PORT
-                      (off by default; the dashboard needs UNDERSTUDY_DASHBOARD_TOKEN)
-  --http-host HOST    interface --http listens on (default 127.0.0.1: this host only; 0.0.0.0 for all)
-
-SIGHUP re-reads the config and the keys (the environment, plus the file UNDERSTUDY_ENV_FILE names): new
-tenants, schedules and rotated keys take effect without a restart. See docs/operations.md.
-`;
+import { isRedisConnectionError } from '../queue/redis-settings.js';
+import { COMMON_FLAGS, type CommandSpec, type Flags, helpText, parseFlags } from './parse-flags.js';
 
 const FLAGS = {
-  config: { type: 'string' },
-  concurrency: { type: 'string' },
-  http: { type: 'string' },
-  'http-host': { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
+  config: {
+    type: 'string',
+    value: 'FILE',
+    help: "JSON config (tenants, schedule, redis, worker); a relative database in it is read from the config file's folder",
+  },
+  concurrency: {
+    type: 'string',
+    value: 'N',
+    help: 'jobs run at once in this process (default: config worker.concurrency, else 2)',
+  },
+  http: {
+    type: 'string',
+    value: 'PORT',
+    help: 'serve /, /healthz, /readyz, /metrics and the queue dashboard /queues on PORT (off by default; the dashboard needs UNDERSTUDY_DASHBOARD_TOKEN)',
+  },
+  'http-host': {
+    type: 'string',
+    value: 'HOST',
+    help: 'interface --http listens on (default 127.0.0.1: this host only; 0.0.0.0 for all)',
+  },
+  ...COMMON_FLAGS,
+} as const satisfies Flags;
+
+const SPEC: CommandSpec<typeof FLAGS> = {
+  name: 'worker',
+  usage: '--config FILE [--concurrency N] [--http PORT] [--http-host HOST] [options]',
+  about:
+    'Runs sync workers on the Redis queue (REDIS_URL, else config redis.url, else redis://127.0.0.1:6379): the ' +
+    'schedules of the config fire once per tick however many workers run, and jobs added by `understudy sync ' +
+    '--enqueue` are processed. SIGTERM or SIGINT: stop taking jobs, let each active sync commit its page, close ' +
+    'everything and exit 0.',
+  flags: FLAGS,
+  footer:
+    'SIGHUP re-reads the config and the keys (the environment, plus the env file: --env-file or UNDERSTUDY_ENV_FILE):\n' +
+    'new tenants, schedules and rotated keys take effect without a restart. See docs/operations.md.\n',
+};
 
 export async function workerCommand(argv: string[]): Promise<number> {
-  const { values } = parseFlags(argv, FLAGS);
+  const { values } = parseFlags(argv, SPEC);
   if (values.help) {
-    process.stdout.write(HELP);
+    process.stdout.write(helpText(SPEC));
     return 0;
   }
   if (!values.config) throw new UsageError('--config FILE is required');
@@ -73,19 +88,21 @@ export async function workerCommand(argv: string[]): Promise<number> {
   try {
     // Disposed in reverse: ops, writes (in-flight writes finish), syncs, then the app (gates, pool, SQLite, Redis).
     await using app = await createApp(config, effectiveEnv(process.env), {
+      profile: 'worker',
       log,
       metrics: createOpsMetrics(),
-      gates: 'redis',
     });
     await using sync = startSyncWorker(app, concurrency ? { concurrency } : {});
     await using writes = await startWriteWorker(app);
+    // Webhooks, pruning of the change log and scheduled self-checks (docs/changes.md).
+    await using changes = await startChangeWorker(app);
     // On SIGTERM writes drain alongside the syncs, so both fit in the 10 s budget (disposal awaits the same close).
     stop.signal.addEventListener('abort', () => void writes.close().catch(() => undefined), { once: true });
     await using _ops = await startWorkerOps(app, {
       ...(values.http !== undefined ? { port: Number(values.http) } : {}),
       ...(values['http-host'] !== undefined ? { host: values['http-host'] } : {}),
       configPath: values.config,
-      queues: [sync.queue, writes.queue],
+      queues: [sync.queue, writes.queue, ...changes.queues],
     });
     await sync.run(stop.signal);
   } finally {
@@ -95,9 +112,3 @@ export async function workerCommand(argv: string[]): Promise<number> {
   log.flush();
   return 0;
 }
-
-const REDIS_CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH']);
-const isRedisConnectionError = (err: unknown): boolean =>
-  err instanceof Error &&
-  (err.message.startsWith('Connection is closed') ||
-    REDIS_CONNECTION_CODES.has((err as NodeJS.ErrnoException).code ?? ''));

@@ -23,6 +23,18 @@ const Schedule = v.strictObject({
     ),
     '0 3 * * *',
   ),
+  /**
+   * Self-check (`understudy check`, one `limit=1` read per collection and variant) as cron in `timezone`; null or
+   * absent turns it off.
+   */
+  checkCron: v.optional(
+    v.nullable(
+      v.pipe(
+        v.string(),
+        v.check(isCronExpression, 'not a cron expression (5 fields, or 6 with seconds first: "0 3 * * *")'),
+      ),
+    ),
+  ),
   /** IANA time zone the cron is read in. */
   timezone: v.optional(
     v.pipe(v.string(), v.check(isTimeZone, 'not an IANA time zone (e.g. "Europe/London", "UTC")')),
@@ -30,11 +42,40 @@ const Schedule = v.strictObject({
   ),
 });
 
+/** POSIX environment variable names, as `apiKeyEnv` takes them. */
+const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/;
+
+/** One signed outbound webhook (Standard Webhooks) of a tenant: its changes, in `seq` order. */
+const Webhook = v.strictObject({
+  url: v.pipe(
+    v.string(),
+    v.url('not a URL'),
+    v.check((u) => URL.canParse(u) && /^https?:$/.test(new URL(u).protocol), 'must be an http: or https: URL'),
+  ),
+  /** The environment variable holding the endpoint's secret (`whsec_` + base64), never the secret itself. */
+  secretEnv: v.pipe(
+    v.string(),
+    v.regex(
+      ENV_NAME,
+      'must name an environment variable (upper-case letters, digits and _, e.g. "HARBOUR_HOOK_SECRET"), not hold the secret; the value is not shown, since it may be a secret',
+    ),
+  ),
+  /** Only changes of these collections (default: all). */
+  collections: v.optional(v.pipe(v.array(v.picklist(COLLECTIONS)), v.minLength(1))),
+  /** Only changes of these kinds (default: all). */
+  kinds: v.optional(v.pipe(v.array(v.picklist(['insert', 'update', 'delete', 'revive'])), v.minLength(1))),
+});
+
 export const TenantSchema = v.strictObject({
   slug: v.pipe(v.string(), v.regex(TENANT_SLUG, 'a tenant slug is lower-case letters, digits and -')),
+  // POSIX names environment variables in upper case, digits and _. Anything else is refused without echoing it:
+  // it may be the key itself, pasted by mistake.
   apiKeyEnv: v.pipe(
     v.string(),
-    v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'apiKeyEnv names an environment variable, it is not the key'),
+    v.regex(
+      /^[A-Z_][A-Z0-9_]*$/,
+      'must name an environment variable (upper-case letters, digits and _, e.g. "HARBOUR_KEY"), not hold the key; the value is not shown, since it may be a key',
+    ),
   ),
   collections: v.optional(v.pipe(v.array(v.picklist(COLLECTIONS)), v.minLength(1))),
   rateLimit: v.optional(RateLimit),
@@ -43,6 +84,13 @@ export const TenantSchema = v.strictObject({
   schedule: v.optional(Schedule),
   /** Enqueue rules for this tenant's writes: `allowExtraFields` lets bodies carry fields the spec does not show. */
   writes: v.optional(v.strictObject({ allowExtraFields: v.optional(v.boolean(), false) })),
+  /** Signed outbound webhooks: the worker POSTs this tenant's changes to each (docs/changes.md). */
+  webhooks: v.optional(
+    v.pipe(
+      v.array(Webhook),
+      v.check((hooks) => new Set(hooks.map((h) => h.url)).size === hooks.length, 'a webhook url is listed twice'),
+    ),
+  ),
 });
 
 export const ConfigSchema = v.strictObject({
@@ -92,6 +140,13 @@ export const ConfigSchema = v.strictObject({
       maxBodyBytes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), DEFAULT_MAX_BODY_BYTES),
       /** Total time a write may spend on 429s before it fails (1 hour). */
       maxRateLimitWaitMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 3_600_000),
+    }),
+  ),
+  /** The change log (`changes` table); every field optional. */
+  changes: v.optional(
+    v.strictObject({
+      /** Changes older than this many days are pruned by the worker (hourly). */
+      retainDays: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(36_500)), 30),
     }),
   ),
   /** Longest upstream response body read, in bytes (enforced while streaming); over it the request fails. */

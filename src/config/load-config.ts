@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import * as v from 'valibot';
 import { ConfigError } from '../errors.js';
+import { describeIssue, jsonErrorLocation, jsonErrorWords } from './config-issues.js';
 import { type Config, ConfigSchema } from './config-schema.js';
 import { sharedKeyConflict } from './shared-key-budget.js';
 
@@ -9,8 +11,8 @@ export function parseConfig(raw: unknown, source = 'config'): Config {
   const parsed = v.safeParse(ConfigSchema, raw);
   if (!parsed.success) {
     const lines = parsed.issues.map((issue) => {
-      const path = v.getDotPath(issue);
-      return `${path ?? '(root)'}: ${issue.message}`;
+      const { path, text } = describeIssue(issue, ConfigSchema);
+      return `${path || '(top level)'}: ${text}`;
     });
     throw new ConfigError(`${source}: ${lines.join('; ')}`);
   }
@@ -25,21 +27,39 @@ export function parseConfig(raw: unknown, source = 'config'): Config {
   return parsed.output;
 }
 
-/** Reads and validates a JSON config file. */
+/** A database given as a URL (`postgres://…`) is not a path. */
+const isUrl = (s: string): boolean => /^[a-z][a-z0-9+.-]*:\/\//i.test(s);
+
+/**
+ * Reads and validates a JSON config file. A relative `database` in it is read from the config file's folder, so
+ * the file means the same mirror whatever directory the command runs in (a cron job's is `$HOME`).
+ */
 export function loadConfigFile(path: string): Config {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    throw new ConfigError(`cannot read config file ${path}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`, {
-      cause: err,
-    });
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new ConfigError(
+      `cannot read config file ${path}: ${code === 'ENOENT' ? 'no such file' : (code ?? 'error')}`,
+      { cause: err },
+    );
   }
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch (err) {
-    throw new ConfigError(`${path}: not valid JSON (${(err as Error).message})`, { cause: err });
+    const message = (err as Error).message;
+    const { line, column } = jsonErrorLocation(text, message);
+    throw new ConfigError(
+      `${path}:${line}:${column}: not valid JSON (line ${line}, column ${column}): ${jsonErrorWords(message)}`,
+      {
+        cause: err,
+      },
+    );
   }
-  return parseConfig(raw, path);
+  const config = parseConfig(raw, path);
+  const db = config.database;
+  if (db === undefined || isAbsolute(db) || isUrl(db)) return config;
+  return { ...config, database: resolve(dirname(resolve(path)), db) };
 }

@@ -8,10 +8,11 @@ import { HonoAdapter } from '@bull-board/hono';
 import { serve } from '@hono/node-server';
 import { serveStatic } from '@hono/node-server/serve-static';
 import type { Queue } from 'bullmq';
-import { Hono, type MiddlewareHandler } from 'hono';
+import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
 import type { Logger } from '../log.js';
 import { WRITES_QUEUE } from '../queue/write-queue.js';
+import { VERSION } from '../version.js';
 import type { OpsMetrics } from './metrics.js';
 import type { Readiness } from './readiness.js';
 
@@ -53,6 +54,34 @@ export interface OpsServer {
 
 const digest = (s: string): Buffer => createHmac('sha256', 'understudy-dashboard').update(s, 'utf8').digest();
 
+/** A browser asks for HTML; curl and scripts (any type, JSON) get JSON. */
+const forPerson = (c: Context): boolean => /\btext\/html\b/.test(c.req.header('accept') ?? '');
+
+const page = (title: string, body: string): string =>
+  `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>understudy: ${title}</title>` +
+  '<style>body{font:16px/1.5 system-ui,sans-serif;max-width:42em;margin:3em auto;padding:0 1em}' +
+  'code{background:#f2f2f2;padding:0 .2em}</style></head>' +
+  `<body><h1>${title}</h1>${body}</body></html>`;
+
+const TOKEN_HTML =
+  '<p>The queue dashboard needs its token: the value of <code>UNDERSTUDY_DASHBOARD_TOKEN</code> in the ' +
+  "worker's environment.</p><p>Open <code>/queues?token=&lt;token&gt;</code> in this browser (the token then " +
+  'leaves the address bar, and a session cookie keeps you signed in for 12 hours), or send the header ' +
+  '<code>Authorization: Bearer &lt;token&gt;</code> from a script or a proxy.</p>';
+
+const DISABLED_HTML =
+  '<p>The queue dashboard is off: the worker runs without <code>UNDERSTUDY_DASHBOARD_TOKEN</code>.</p>' +
+  "<p>Set it to a long random value (<code>openssl rand -hex 24</code>) in the worker's environment, restart " +
+  'the worker, then open <code>/queues?token=&lt;that value&gt;</code>.</p>';
+
+/** What `/` lists: every endpoint and what it answers. */
+const ENDPOINTS: readonly (readonly [string, string])[] = [
+  ['/healthz', 'liveness: 200 while the process is up'],
+  ['/readyz', 'readiness: 200 when Redis, the database and its migrations are ready, 503 otherwise'],
+  ['/metrics', 'Prometheus metrics (text format)'],
+  ['/queues', 'the queue dashboard (needs UNDERSTUDY_DASHBOARD_TOKEN)'],
+];
+
 /**
  * Guards the dashboard: `Authorization: Bearer <token>` or `?token=<token>`, which then sets an HttpOnly cookie so
  * the dashboard's own requests pass. The cookie holds its expiry and an HMAC of it keyed by the token (never the
@@ -74,7 +103,10 @@ function dashboardGuard(token: string | undefined, sessionMs: number, now: () =>
     return expires > now() && timingSafeEqual(Buffer.from(m[2] as string, 'hex'), sign(expires));
   };
   return async (c, next) => {
-    if (!want) return c.json({ error: `dashboard disabled: set ${DASHBOARD_TOKEN_ENV} to turn it on` }, 403);
+    if (!want) {
+      const text = `dashboard disabled: set ${DASHBOARD_TOKEN_ENV} in the worker's environment to turn it on`;
+      return forPerson(c) ? c.html(page('Dashboard disabled', DISABLED_HTML), 403) : c.json({ error: text }, 403);
+    }
     const bearer = /^Bearer\s+(.+)$/i.exec(c.req.header('authorization') ?? '')?.[1]?.trim();
     const query = c.req.query('token');
     if (matches(bearer) || matches(query)) {
@@ -94,7 +126,9 @@ function dashboardGuard(token: string | undefined, sessionMs: number, now: () =>
     }
     if (cookieOk(getCookie(c, COOKIE))) return next();
     c.header('WWW-Authenticate', 'Bearer realm="understudy dashboard"');
-    return c.json({ error: 'unauthorized' }, 401);
+    return forPerson(c)
+      ? c.html(page('Token needed', TOKEN_HTML), 401)
+      : c.json({ error: 'unauthorized: pass the token as Authorization: Bearer <token> or ?token=<token>' }, 401);
   };
 }
 
@@ -139,6 +173,16 @@ function buildApp(opts: OpsServerOptions): Hono {
       );
     });
   }
+  app.get('/', (c) =>
+    forPerson(c)
+      ? c.html(
+          page(
+            'understudy worker',
+            `<ul>${ENDPOINTS.map(([path, what]) => `<li><a href="${path}">${path}</a>: ${what}</li>`).join('')}</ul>`,
+          ),
+        )
+      : c.json({ service: 'understudy worker', version: VERSION, endpoints: Object.fromEntries(ENDPOINTS) }),
+  );
   app.get('/healthz', (c) => c.json({ ok: true }));
   app.get('/readyz', async (c) => {
     const r = await opts.ready();
@@ -167,7 +211,10 @@ function buildApp(opts: OpsServerOptions): Hono {
   return app;
 }
 
-/** Serves `/healthz`, `/readyz`, `/metrics` and the token-guarded bull-board dashboard at `/queues`. */
+/**
+ * Serves `/` (the list of endpoints), `/healthz`, `/readyz`, `/metrics` and the token-guarded bull-board dashboard
+ * at `/queues` (whose refusal, to a browser, is a page saying how to pass the token).
+ */
 export async function startOpsServer(opts: OpsServerOptions): Promise<OpsServer> {
   const app = buildApp(opts);
   const host = opts.host ?? '127.0.0.1';

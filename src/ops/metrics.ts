@@ -1,4 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { VERSION } from '../version.js';
 
 /** What the metrics need from a BullMQ queue: its name and its job counts (read on each scrape). */
 export interface QueueLike {
@@ -53,9 +54,12 @@ export interface LastSuccess {
 }
 
 export interface OpsMetricsOptions {
-  /** Clock for lag; default `Date.now`. */
+  /** Clock for the time of a success this process saw; default `Date.now`. */
   readonly now?: () => number;
-  /** Add Node's process metrics (CPU, memory, event loop, GC) under the `understudy_` prefix. Default true. */
+  /**
+   * Add prom-client's standard process and Node.js metrics (CPU, memory, event loop, GC) under their usual names
+   * (`process_cpu_user_seconds_total`, `nodejs_heap_size_used_bytes`, …), the names dashboards expect. Default true.
+   */
   readonly processMetrics?: boolean;
   /** How long a scrape waits for queue counts before leaving them out (default 1000 ms). */
   readonly queueTimeoutMs?: number;
@@ -69,13 +73,13 @@ export interface OpsMetrics {
   readonly registry: Registry;
   /** The `Content-Type` of `text()`. */
   readonly contentType: string;
-  /** Counts an upstream request by tenant, method, route template and status; 429s also count as rate limited. */
+  /** Counts an upstream request by tenant, method, route template and status (429: rate limited). */
   upstreamRequest(e: UpstreamRequestEvent): void;
   /** Records time a request waited at the rate gate before it could be sent. */
   gateWaited(e: { readonly kind: string; readonly ms: number }): void;
-  /** Records one finished collection sync: duration, records upserted and deleted, and (on success) its time for lag. */
+  /** Records one finished collection sync: duration, records upserted and deleted, and (on success) its time. */
   syncFinished(e: SyncFinishedEvent): void;
-  /** Seeds the time of a collection's last successful sync (e.g. from the store at start), for lag. */
+  /** Seeds the time of a collection's last successful sync (e.g. from the store at start). */
   lastSuccess(tenant: string, collection: string, at: number): void;
   /** Counts one write's outcome. */
   writeFinished(e: WriteFinishedEvent): void;
@@ -84,7 +88,7 @@ export interface OpsMetrics {
   /** Counts a loss of Redis' data noticed by this worker (FLUSHALL, a restart without persistence). */
   redisDataLost(): void;
   /**
-   * A source of last successful sync times read at each scrape (e.g. the mirror's `sync_state`), so lag covers
+   * A source of last successful sync times read at each scrape (e.g. the mirror's `sync_state`), so the last success covers
    * syncs done by every worker and before this process started.
    */
   readLastSuccesses(source: () => Promise<readonly LastSuccess[]>): void;
@@ -120,7 +124,13 @@ export function createOpsMetrics(opts: OpsMetricsOptions = {}): OpsMetrics {
   const queueTimeoutMs = opts.queueTimeoutMs ?? 1000;
   const registry = new Registry();
   const registers = [registry];
-  if (opts.processMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'understudy_' });
+  if (opts.processMetrics ?? true) collectDefaultMetrics({ register: registry });
+  new Gauge({
+    name: 'understudy_build_info',
+    help: 'Always 1; the label says which understudy version runs (nodejs_version_info says which Node.js).',
+    labelNames: ['version'] as const,
+    registers,
+  }).set({ version: VERSION }, 1);
 
   const requests = new Counter({
     name: 'understudy_upstream_requests_total',
@@ -133,12 +143,6 @@ export function createOpsMetrics(opts: OpsMetricsOptions = {}): OpsMetrics {
     help: 'Time from sending a Partners API request to its answer, by tenant and method.',
     labelNames: ['tenant', 'method'] as const,
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-    registers,
-  });
-  const rateLimited = new Counter({
-    name: 'understudy_upstream_rate_limited_total',
-    help: 'Partners API answers with status 429, by tenant and route template.',
-    labelNames: ['tenant', 'route'] as const,
     registers,
   });
   const parked = new Counter({
@@ -197,7 +201,7 @@ export function createOpsMetrics(opts: OpsMetricsOptions = {}): OpsMetrics {
     if (!prev || prev.at < at) successes.set(k, { tenant, collection, at });
   };
   const successSources: (() => Promise<readonly LastSuccess[]>)[] = [];
-  // Both lag gauges read the sources; one read serves a whole scrape.
+  // One read of the sources serves a whole scrape.
   let reading: { at: number; done: Promise<void> } | null = null;
   const refreshSuccesses = (): Promise<void> => {
     const t = Date.now();
@@ -207,7 +211,7 @@ export function createOpsMetrics(opts: OpsMetricsOptions = {}): OpsMetrics {
         try {
           for (const s of await withTimeout(src(), queueTimeoutMs)) noteSuccess(s.tenant, s.collection, s.at);
         } catch {
-          // The source is unreadable right now: lag goes on from what is known.
+          // The source is unreadable right now: the last success stays what is known.
         }
       }),
     ).then(() => undefined);
@@ -222,19 +226,6 @@ export function createOpsMetrics(opts: OpsMetricsOptions = {}): OpsMetrics {
     async collect() {
       await refreshSuccesses();
       for (const s of successes.values()) this.set({ tenant: s.tenant, collection: s.collection }, s.at / 1000);
-    },
-  });
-  new Gauge({
-    name: 'understudy_sync_lag_seconds',
-    help: 'Seconds since the last successful sync (now - last success), by tenant and collection.',
-    labelNames: ['tenant', 'collection'] as const,
-    registers,
-    async collect() {
-      await refreshSuccesses();
-      const t = now();
-      for (const s of successes.values()) {
-        this.set({ tenant: s.tenant, collection: s.collection }, Math.max(0, (t - s.at) / 1000));
-      }
     },
   });
   const writes = new Counter({
@@ -288,7 +279,6 @@ export function createOpsMetrics(opts: OpsMetricsOptions = {}): OpsMetrics {
       const status = String(e.status);
       requests.inc({ tenant: e.tenant, method: e.method, route: e.route, status });
       requestSeconds.observe({ tenant: e.tenant, method: e.method }, e.ms / 1000);
-      if (e.status === 429) rateLimited.inc({ tenant: e.tenant, route: e.route });
     }),
     gateWaited: safe((e: { kind: string; ms: number }) => {
       gateWait.observe({ kind: e.kind }, Math.max(0, e.ms) / 1000);

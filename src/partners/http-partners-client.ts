@@ -1,10 +1,12 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { Agent, type Dispatcher, request } from 'undici';
+import { type Agent, type Dispatcher, request } from 'undici';
 import { BadResponseError, ResponseTooLargeError, type UnderstudyError, UpstreamError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { API_VERSION, type BulkKind, type CollectionSlug } from '../vocabulary/collections.js';
+import { parseExactJson } from '../vocabulary/exact-json.js';
 import { isJsonObject, type JsonObject, type RecordId, type TenantSlug, type UpstreamDoc } from '../vocabulary/ids.js';
 import { parseListEnvelope } from './list-envelope.js';
+import { networkCause } from './network-cause.js';
 import type { BulkResult, CallOptions, ListPage, PartnersClient, ThemeSettingsSchema } from './partners-client.js';
 import { toQueryString, withQuery } from './query-string.js';
 import type { RateGate, RequestKind } from './rate-gate.js';
@@ -29,8 +31,11 @@ export interface HttpClientOptions {
   readonly apiKey: string;
   /** Every request acquires `read` (GET) or `write` first. */
   readonly gate: RateGate;
-  /** One keep-alive pool per origin, from the composition root. Default: a module-level Agent per connect timeout. */
-  readonly dispatcher?: Dispatcher;
+  /**
+   * The process' one keep-alive pool (an undici `Agent` of `partnersAgentOptions()`), built by the composition root
+   * and closed by it. Required: a hidden default pool would defeat "one pool per process" and no test would notice.
+   */
+  readonly dispatcher: Dispatcher;
   readonly retry?: {
     /** Attempts per read, retries included (429 waits come on top, at most as many again). Default 5. */
     readonly attempts?: number;
@@ -43,8 +48,6 @@ export interface HttpClientOptions {
     readonly maxDelayMs?: number;
   };
   readonly timeouts?: {
-    /** TCP/TLS connect timeout; applies to the default dispatcher only (a given one carries its own). Default 10000. */
-    readonly connectMs?: number;
     /** Until the response headers arrive. Default 30000. */
     readonly headersMs?: number;
     /** Between two body chunks. Default 30000. */
@@ -77,15 +80,8 @@ export function partnersAgentOptions(timeouts: { readonly connectMs?: number } =
   };
 }
 
-const defaultAgents = new Map<number, Agent>();
-const defaultDispatcher = (connectMs: number): Dispatcher => {
-  let agent = defaultAgents.get(connectMs);
-  if (!agent) {
-    agent = new Agent(partnersAgentOptions({ connectMs }));
-    defaultAgents.set(connectMs, agent);
-  }
-  return agent;
-};
+/** A wait at the gate shorter than this is not worth telling anyone about. */
+const WAITING_AFTER_MS = 300;
 
 /** Errors that prove the request never left this process, so even a write may be sent again. */
 const NOT_SENT_CODES = new Set([
@@ -185,11 +181,11 @@ export function createHttpPartnersClient(opts: HttpClientOptions): PartnersClien
     maxDelayMs: positive('retry.maxDelayMs', opts.retry?.maxDelayMs, 30_000),
   };
   const maxResponseBytes = positive('maxResponseBytes', opts.maxResponseBytes, DEFAULT_MAX_RESPONSE_BYTES);
-  const connectMs = positive('timeouts.connectMs', opts.timeouts?.connectMs, 10_000);
   const headersMs = positive('timeouts.headersMs', opts.timeouts?.headersMs, 30_000);
   const bodyMs = positive('timeouts.bodyMs', opts.timeouts?.bodyMs, 30_000);
   const base = opts.baseUrl.replace(/\/+$/, '');
-  const dispatcher = opts.dispatcher ?? defaultDispatcher(connectMs);
+  const { dispatcher } = opts;
+  if (!dispatcher) throw new TypeError('dispatcher is required (the composition root passes its one Agent)');
   const { gate, tenant, apiKey, log, onRequest } = opts;
   const sleep = opts.sleep ?? ((ms: number, signal: AbortSignal) => delay(ms, undefined, { signal }));
   const random = opts.random ?? Math.random;
@@ -257,7 +253,7 @@ export function createHttpPartnersClient(opts: HttpClientOptions): PartnersClien
       if (!notSent) callOpts.onAttempt?.();
       if (signal.aborted) throw aborted(signal, method, route, notSent ? 'not-sent' : 'unknown');
       const outcome = notSent ? 'not-sent' : 'unknown';
-      const error = new UpstreamError(method, route, 0, code, { cause: err, outcome });
+      const error = new UpstreamError(method, route, 0, networkCause(code, base), { cause: err, outcome });
       return { ok: false, error, retry: notSent ? 'not-sent' : 'transient', status: 0, hintMs: undefined };
     }
     answered();
@@ -300,7 +296,7 @@ export function createHttpPartnersClient(opts: HttpClientOptions): PartnersClien
         json = {};
       } else {
         try {
-          json = JSON.parse(text);
+          json = parseExactJson(text);
         } catch (err) {
           const error = new BadResponseError(method, route, 'body is not valid JSON', { cause: err });
           return { ok: false, error, retry: 'transient', status, hintMs: undefined };
@@ -328,6 +324,23 @@ export function createHttpPartnersClient(opts: HttpClientOptions): PartnersClien
     return { ok: false, error, retry: 'final', status, hintMs };
   }
 
+  /** Acquires the gate, telling `onWaiting` when the wait lasts more than a moment and when it ends. */
+  async function waitAtGate(kind: RequestKind, callOpts: CallOptions): Promise<void> {
+    const { onWaiting, signal } = callOpts;
+    if (!onWaiting) {
+      await gate.acquire(kind, { signal });
+      return;
+    }
+    const since = Date.now();
+    const told = setTimeout(() => onWaiting(kind, since), WAITING_AFTER_MS);
+    try {
+      await gate.acquire(kind, { signal });
+    } finally {
+      clearTimeout(told);
+      onWaiting(kind, null);
+    }
+  }
+
   async function send<T>(call: Call<T>, callOpts: CallOptions): Promise<T> {
     const { signal } = callOpts;
     const kind: RequestKind = call.method === 'GET' ? 'read' : 'write';
@@ -335,7 +348,7 @@ export function createHttpPartnersClient(opts: HttpClientOptions): PartnersClien
     let rateWaits = 0;
     for (;;) {
       if (signal.aborted) throw aborted(signal, call.method, call.route, 'not-sent');
-      await gate.acquire(kind, { signal });
+      await waitAtGate(kind, callOpts);
       let settled = false;
       const answered = () => {
         if (settled) return;

@@ -48,6 +48,11 @@ export interface CallOptions {
   readonly onAttempt?: () => void;
   /** Called once per 429 answer (the key is then paused and the request retried). */
   readonly onRateLimited?: () => void;
+  /**
+   * Told when a request has waited a moment at its key's rate gate (`since`: when the wait began) and again with
+   * `null` once it is let through: a progress display says "waiting for the read budget".
+   */
+  readonly onWaiting?: (kind: 'read' | 'write', since: number | null) => void;
 }
 
 /** The result of a bulk write, as the spec's response body. */

@@ -1,13 +1,20 @@
+import type { Redis } from 'ioredis';
+import { UnderstudyError } from '../errors.js';
 import { type CollectionSlug, isCollectionSlug } from '../vocabulary/collections.js';
 import { isTenantSlug, tenantSlug } from '../vocabulary/ids.js';
-import { addCollectionJob, addTenantJob, DEFAULT_PREFIX, openSyncQueue, type SyncMode } from './queues.js';
-import { shortLivedRedis } from './redis-settings.js';
+import { addCollectionJob, addTenantJob, openSyncQueue, type SyncMode } from './queues.js';
+import { asUnderstudyError } from './redis-settings.js';
 
-export interface EnqueueSyncOptions {
-  /** e.g. redis://127.0.0.1:6379 */
-  readonly redisUrl: string;
-  /** Key prefix the workers use (default `understudy`). */
-  readonly prefix?: string;
+const invalid = (message: string) => new UnderstudyError('US_VALIDATION', message);
+
+/** Throws `US_VALIDATION` for a request no worker could run (checked before anything connects). */
+export function checkSyncJobRequest(req: SyncJobRequest): void {
+  if (!isTenantSlug(req.tenant)) throw invalid(`tenant: not a tenant slug: ${req.tenant}`);
+  if (req.mode !== 'full' && req.mode !== 'incremental') throw invalid('mode: must be full or incremental');
+  for (const c of req.collections ?? []) if (!isCollectionSlug(c)) throw invalid(`collections: not a collection: ${c}`);
+}
+
+export interface SyncJobRequest {
   readonly tenant: string;
   /** One collection: a collection job; none: every collection of the tenant; several: a tenant job limited to them. */
   readonly collections?: readonly CollectionSlug[];
@@ -15,29 +22,28 @@ export interface EnqueueSyncOptions {
 }
 
 /**
- * Adds a sync job for the workers instead of syncing in this process; resolves to its job id (the id of the
- * equal job already waiting, when there is one). Throws `UnderstudyError` `US_REDIS` when Redis is unreachable.
+ * Adds a sync job for the workers on the sync queue of `redis` under `prefix` (a connection the caller owns);
+ * resolves to its job id (the id of the equal job already waiting, when there is one).
  */
-export async function enqueueSync(opts: EnqueueSyncOptions): Promise<string> {
-  if (!isTenantSlug(opts.tenant)) throw new TypeError(`tenant: not a tenant slug: ${opts.tenant}`);
-  if (opts.mode !== 'full' && opts.mode !== 'incremental') throw new TypeError('mode: must be full or incremental');
-  for (const c of opts.collections ?? [])
-    if (!isCollectionSlug(c)) throw new TypeError(`collections: not a collection: ${c}`);
-  const redis = await shortLivedRedis(opts.redisUrl, 2000, { enableOfflineQueue: true, maxRetriesPerRequest: 2 });
-  const queue = openSyncQueue(redis, opts.prefix ?? DEFAULT_PREFIX);
+export async function addSyncJob(redis: Redis, prefix: string, req: SyncJobRequest): Promise<string> {
+  if (!isTenantSlug(req.tenant)) throw invalid(`tenant: not a tenant slug: ${req.tenant}`);
+  if (req.mode !== 'full' && req.mode !== 'incremental') throw invalid('mode: must be full or incremental');
+  for (const c of req.collections ?? []) if (!isCollectionSlug(c)) throw invalid(`collections: not a collection: ${c}`);
+  const queue = openSyncQueue(redis, prefix);
   queue.on('error', () => {});
   try {
-    const tenant = tenantSlug(opts.tenant);
-    const collections = [...new Set(opts.collections ?? [])];
+    const tenant = tenantSlug(req.tenant);
+    const collections = [...new Set(req.collections ?? [])];
     const [only] = collections;
     if (collections.length === 1 && only)
-      return await addCollectionJob(queue, { tenant, collection: only, mode: opts.mode });
+      return await addCollectionJob(queue, { tenant, collection: only, mode: req.mode });
     return await addTenantJob(
       queue,
-      collections.length > 0 ? { tenant, mode: opts.mode, collections } : { tenant, mode: opts.mode },
+      collections.length > 0 ? { tenant, mode: req.mode, collections } : { tenant, mode: req.mode },
     );
+  } catch (err) {
+    throw asUnderstudyError(err);
   } finally {
     await queue.close().catch(() => {});
-    await redis.quit().catch(() => redis.disconnect());
   }
 }

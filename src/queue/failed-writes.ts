@@ -1,9 +1,13 @@
 import type { Job } from 'bullmq';
 import { UnderstudyError } from '../errors.js';
-import type { BulkFailure, WriteLog, WriteLogEntry } from '../store/write-log.js';
 import type { RecordOrder } from '../writes/record-order.js';
+import { isRetryableFailure, isRetryablePartial } from '../writes/retryable-failure.js';
 import { parseJobData } from '../writes/validate-write.js';
 import { recordOf, type WriteJobData } from '../writes/write-job.js';
+import type { BulkFailure, WriteLog, WriteLogEntry, WriteLogReader } from '../writes/write-log.js';
+import { readProgress } from '../writes/write-progress.js';
+import type { WriteState } from '../writes/write-state.js';
+import { getWriteState } from './follow-write.js';
 import { addWriteJob, type WriteQueueHandle } from './write-queue.js';
 
 /** A write that did not fully succeed: a failed job, or a bulk write that completed as `partial`. */
@@ -16,6 +20,10 @@ export interface FailedWrite {
   readonly recordId: string | null;
   readonly attempts: number;
   readonly reason: string;
+  /** The error code (`US_NOT_FOUND`, …) when one was recorded. */
+  readonly code: string | null;
+  /** Whether a retry as it is can succeed (5xx, timeouts, rate limits, unknown outcomes); see `isRetryableFailure`. */
+  readonly retryable: boolean;
   readonly failedAt: string | null;
   /** Bulk writes: each record that failed. */
   readonly failures: readonly BulkFailure[] | null;
@@ -31,11 +39,20 @@ const dataOf = (job: Job): Partial<WriteJobData> => (job.data ?? {}) as Partial<
 /** Failed write jobs (newest first) and bulk writes logged as partial, with their reasons. */
 const REPLAYED = 'replayed as';
 
-export async function listFailedWrites(queue: WriteQueueHandle, writeLog: WriteLog | null): Promise<FailedWrite[]> {
+export async function listFailedWrites(
+  queue: WriteQueueHandle,
+  writeLog: WriteLogReader | null,
+): Promise<FailedWrite[]> {
   const jobs = (await queue.getFailed(0, -1)).filter((j): j is Job => Boolean(j));
-  const out: FailedWrite[] = jobs.map((job) => {
+  const out: FailedWrite[] = [];
+  for (const job of jobs) {
     const d = dataOf(job);
-    return {
+    // Why it failed: kept in the job's progress by the worker, else in its write_log row.
+    const row = writeLog && job.id ? await writeLog.get(job.id) : null;
+    const error =
+      readProgress(job.progress).error ??
+      (row?.errorCode ? { code: row.errorCode, status: row.upstreamStatus, message: row.error ?? '' } : null);
+    out.push({
       jobId: job.id ?? '?',
       status: 'failed',
       tenant: String(d.tenant ?? '?'),
@@ -44,10 +61,12 @@ export async function listFailedWrites(queue: WriteQueueHandle, writeLog: WriteL
       recordId: 'id' in d && typeof d.id === 'string' ? d.id : null,
       attempts: progressAttempts(job),
       reason: job.failedReason ?? 'failed',
+      code: error?.code ?? null,
+      retryable: isRetryableFailure(error),
       failedAt: job.finishedOn ? new Date(job.finishedOn).toISOString() : null,
       failures: null,
-    };
-  });
+    });
+  }
   out.sort((a, b) => (b.failedAt ?? '').localeCompare(a.failedAt ?? ''));
   if (writeLog) {
     // A partial already replayed is settled: its replay is listed instead, should that fail in turn.
@@ -65,19 +84,20 @@ const fromPartial = (e: WriteLogEntry): FailedWrite => ({
   recordId: e.recordId,
   attempts: e.attempts,
   reason: e.error ?? 'some records failed',
+  code: e.errorCode,
+  retryable: isRetryablePartial(e.failures),
   failedAt: e.finishedAt,
   failures: e.failures,
 });
 
-/** Everything known about one write job: BullMQ's view and the `write_log` row. */
-export interface WriteDetails {
-  readonly jobId: string;
-  readonly state: string;
+/** Everything known about one write job: its state (as `getWrite` gives it), BullMQ's view and the `write_log` row. */
+export interface WriteDetails extends WriteState {
+  /** BullMQ's state of the job (`waiting`, `delayed`, `active`, `completed`, `failed`; `removed` once it is gone). */
+  readonly queueState: string;
   readonly data: unknown;
   readonly progress: unknown;
   readonly failedReason: string | null;
   readonly result: unknown;
-  readonly enqueuedAt: string | null;
   readonly log: WriteLogEntry | null;
   /** What to check before retrying, when the write failed and may have been applied upstream. */
   readonly advice?: string;
@@ -112,22 +132,21 @@ function adviceFor(
 
 export async function showWrite(
   queue: WriteQueueHandle,
-  writeLog: WriteLog | null,
+  writeLog: WriteLogReader | null,
   jobId: string,
 ): Promise<WriteDetails> {
+  const state = await getWriteState(queue, jobId, writeLog);
   const job = await queue.getJob(jobId);
   const log = writeLog ? await writeLog.get(jobId) : null;
-  if (!job && !log) throw new UnderstudyError('US_NOT_FOUND', `no write job ${jobId}`);
-  const state = job ? await job.getState() : 'removed';
-  const advice = adviceFor(jobId, state, job?.data, job?.progress, log);
+  const queueState = job ? await job.getState() : 'removed';
+  const advice = adviceFor(jobId, queueState, job?.data, job?.progress, log);
   return {
-    jobId,
-    state,
+    ...state,
+    queueState,
     data: job?.data ?? null,
     progress: job?.progress ?? null,
     failedReason: job?.failedReason ?? null,
     result: job?.returnvalue ?? null,
-    enqueuedAt: job ? new Date(job.timestamp).toISOString() : (log?.enqueuedAt ?? null),
     log,
     ...(advice ? { advice } : {}),
   };
@@ -191,7 +210,7 @@ export async function retryWrite(
   throw new UnderstudyError('US_VALIDATION', `write job ${jobId} is ${state}, not failed: nothing to retry`);
 }
 
-async function partialFailures(job: Job, writeLog: WriteLog | null): Promise<readonly BulkFailure[]> {
+async function partialFailures(job: Job, writeLog: WriteLogReader | null): Promise<readonly BulkFailure[]> {
   const rv = job.returnvalue as { status?: unknown; failures?: unknown } | null;
   if (rv && rv.status === 'partial' && Array.isArray(rv.failures)) return rv.failures as BulkFailure[];
   const entry = writeLog && job.id ? await writeLog.get(job.id) : null;

@@ -31,9 +31,27 @@ export const redactRedisUrl = (url: string): string => {
   }
 };
 
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+
+/** Whether an error only says the connection to Redis is down (which the connection's own back-off line reports). */
+export const isRedisConnectionError = (err: unknown): boolean =>
+  err instanceof Error &&
+  (err.message.startsWith('Connection is closed') ||
+    CONNECTION_CODES.has((err as NodeJS.ErrnoException).code ?? '') ||
+    /^connect (ECONNREFUSED|ETIMEDOUT|EHOSTUNREACH)/.test(err.message));
+
 /**
  * A connection for a long-lived process: commands wait through outages instead of failing
- * (`maxRetriesPerRequest: null`, as BullMQ workers require) and ioredis reconnects with backoff.
+ * (`maxRetriesPerRequest: null`, as BullMQ workers require) and ioredis reconnects with backoff. While Redis is
+ * down it logs one line per back-off (`Redis unreachable …; next attempt in N ms`), and one when it is back.
  */
 export function longLivedRedis(url: string, log: Logger, name: string): Redis {
   const redis = new Redis(url, {
@@ -42,13 +60,24 @@ export function longLivedRedis(url: string, log: Logger, name: string): Redis {
     connectionName: `understudy-${name}`,
   });
   let down = false;
+  let reason = 'connection lost';
+  let attempt = 0;
   redis.on('error', (err: Error) => {
-    if (!down) log.warn({ redis: name, reason: err.message }, 'redis connection error; reconnecting');
+    if (isRedisConnectionError(err)) reason = err.message;
+    else log.warn({ redis: name, reason: err.message }, 'redis error');
+  });
+  redis.on('reconnecting', (delayMs: number) => {
     down = true;
+    attempt++;
+    log.warn(
+      { redis: name, url: redactRedisUrl(url), reason, attempt, retryInMs: delayMs },
+      `Redis unreachable (${reason}); next attempt in ${delayMs} ms`,
+    );
   });
   redis.on('ready', () => {
-    if (down) log.info({ redis: name }, 'redis connection back');
+    if (down) log.info({ redis: name, attempts: attempt }, 'redis connection back');
     down = false;
+    attempt = 0;
   });
   return redis;
 }
@@ -63,17 +92,30 @@ export async function shortLivedRedis(url: string, timeoutMs = 2000, extra: Redi
     retryStrategy: () => null,
     ...extra,
   });
-  redis.on('error', () => {});
+  // The connection's own error says why (`connect ECONNREFUSED …`); connect() itself only "Connection is closed".
+  let why: Error | null = null;
+  redis.on('error', (err: Error) => {
+    why ??= err;
+  });
   try {
     await redis.connect();
   } catch (err) {
     redis.disconnect();
-    throw new UnderstudyError('US_REDIS', `Redis unreachable at ${redactRedisUrl(url)}: ${(err as Error).message}`, {
-      cause: err,
+    const cause = why ?? (err as Error);
+    throw new UnderstudyError('US_REDIS', `Redis unreachable at ${redactRedisUrl(url)}: ${cause.message}`, {
+      cause,
     });
   }
   return redis;
 }
+
+/** Any error of a queue call as an `UnderstudyError`: Redis and BullMQ failures become `US_REDIS`. */
+export const asUnderstudyError = (err: unknown): UnderstudyError => {
+  if (err instanceof UnderstudyError) return err;
+  if (err instanceof Error && err.name === 'AbortError')
+    return new UnderstudyError('US_ABORTED', 'aborted', { cause: err });
+  return new UnderstudyError('US_REDIS', `Redis: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+};
 
 /** Warns unless Redis evicts nothing: an evicting Redis silently loses jobs and locks under memory pressure. */
 export async function checkEvictionPolicy(redis: Redis, log: Logger): Promise<string | null> {

@@ -1,36 +1,20 @@
 import type { Redis } from 'ioredis';
-import type { GateFactory } from '../app/create-app.js';
 import type { Config } from '../config/config-schema.js';
 import { UnderstudyError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { createRedisRateGate } from './redis-rate-gate.js';
-import { longLivedRedis, redactRedisUrl, redisSettings } from './redis-settings.js';
-
-/** The Redis-backed rate budget an inline command shares with the workers on the same keys. */
-export interface SharedBudget extends AsyncDisposable {
-  /** Builds the Redis gate of one key; pass it to `createApp`. */
-  readonly gateFor: GateFactory;
-  /** Disconnects from Redis; idempotent. Close it after the app whose gates use it. */
-  close(): Promise<void>;
-}
+import { longLivedRedis, redactRedisUrl } from './redis-settings.js';
 
 /** Whether Redis is configured for this run: config `redis` or `REDIS_URL`. */
 export const redisConfigured = (config: Pick<Config, 'redis'>, env: NodeJS.ProcessEnv): boolean =>
   config.redis !== undefined || Boolean(env.REDIS_URL);
 
 /**
- * Opens the shared budget when Redis is configured (config `redis` or `REDIS_URL`), else returns null (the
- * in-process gate then applies). Fails with `US_REDIS` within `timeoutMs` when the configured Redis does not
- * answer: silently falling back would spend the key's budget twice, once here and once in the workers.
+ * Connects to the Redis where the keys' rate budget is shared with the workers, for an inline command: a
+ * long-lived connection, returned once it answers a PING. Fails with `US_REDIS` within `timeoutMs` when Redis does
+ * not answer: silently falling back to an in-process gate would spend the key's budget twice, once here and once
+ * in the workers.
  */
-export async function openSharedBudget(
-  config: Pick<Config, 'redis'>,
-  env: NodeJS.ProcessEnv,
-  log: Logger,
-  timeoutMs = 3000,
-): Promise<SharedBudget | null> {
-  if (!redisConfigured(config, env)) return null;
-  const { url, prefix } = redisSettings(config, env);
+export async function connectSharedBudget(url: string, log: Logger, timeoutMs = 3000): Promise<Redis> {
   const redis: Redis = longLivedRedis(url, log, 'budget');
   let timer: NodeJS.Timeout | undefined;
   try {
@@ -51,17 +35,5 @@ export async function openSharedBudget(
   } finally {
     clearTimeout(timer);
   }
-  let closing: Promise<void> | null = null;
-  const close = (): Promise<void> => {
-    closing ??= redis.quit().then(
-      () => undefined,
-      () => redis.disconnect(),
-    );
-    return closing;
-  };
-  return {
-    gateFor: (keyHash, budget) => createRedisRateGate({ redis, keyHash, budget, prefix }),
-    close,
-    [Symbol.asyncDispose]: close,
-  };
+  return redis;
 }

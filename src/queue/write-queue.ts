@@ -1,10 +1,10 @@
 import { type JobsOptions, Queue } from 'bullmq';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { closeAll } from '../close-all.js';
 import type { Config } from '../config/config-schema.js';
 import { UnderstudyError } from '../errors.js';
-import type { Store } from '../store/store.js';
-import { type JsonObject, tenantSlug } from '../vocabulary/ids.js';
+import type { Store } from '../sync/store-port.js';
+import { tenantSlug } from '../vocabulary/ids.js';
 import type { RecordOrder } from '../writes/record-order.js';
 import {
   DEFAULT_MAX_BODY_BYTES,
@@ -13,6 +13,7 @@ import {
   type WriteLimits,
   type WriteRequest,
 } from '../writes/validate-write.js';
+import type { CreateBody, UpdateBody } from '../writes/write-bodies.js';
 import {
   type BulkBody,
   type BulkCollection,
@@ -23,8 +24,11 @@ import {
   type UpdateCollection,
   type WriteJobData,
 } from '../writes/write-job.js';
+import type { WriteState } from '../writes/write-state.js';
+import { getWriteState, type WaitForWriteOptions, waitForWriteState } from './follow-write.js';
 import { DEFAULT_PREFIX, DEFAULT_REDIS_URL } from './queues.js';
 import { createRecordOrder } from './redis-record-order.js';
+import { asUnderstudyError, redactRedisUrl, shortLivedRedis } from './redis-settings.js';
 
 /** The one queue writes run on. */
 export const WRITES_QUEUE = 'writes';
@@ -55,34 +59,46 @@ export interface DraftableWriteOptions extends WriteOptions {
   readonly draft?: boolean;
 }
 
-type Create = (tenant: string, body: JsonObject, opts?: DraftableWriteOptions) => Promise<string>;
-type Update = (tenant: string, id: string, body: JsonObject, opts?: DraftableWriteOptions) => Promise<string>;
+type Create<C extends CreateCollection> = (
+  tenant: string,
+  body: CreateBody<C>,
+  opts?: DraftableWriteOptions,
+) => Promise<string>;
+type Update<C extends UpdateCollection> = (
+  tenant: string,
+  id: string,
+  body: UpdateBody<C>,
+  opts?: DraftableWriteOptions,
+) => Promise<string>;
 type Bulk = (tenant: string, body: BulkBody, opts?: DraftableWriteOptions) => Promise<string>;
 
-/** One typed method per write route of the spec, each a shorthand for `create`/`update`/`delete`/`bulk`. */
+/**
+ * One typed method per write route of the spec, each a shorthand for `create`/`update`/`delete`/`bulk`. Bodies are
+ * typed by the spec's resource shape of the route, so a misspelt field at any depth does not compile.
+ */
 export interface WriteRoutes {
   /** POST /series */
-  createSeries: Create;
+  createSeries: Create<'series'>;
   /** POST /posts */
-  createPost: Create;
+  createPost: Create<'posts'>;
   /** POST /blogs */
-  createBlog: Create;
+  createBlog: Create<'blogs'>;
   /** POST /media (metadata only) */
-  createMedia: Create;
+  createMedia: Create<'media'>;
   /** POST /forms */
-  createForm: Create;
+  createForm: Create<'forms'>;
   /** PUT /seasons/{id} (partial) */
-  updateSeason: Update;
+  updateSeason: Update<'seasons'>;
   /** PUT /organizations/{id} (partial) */
-  updateOrganization: Update;
+  updateOrganization: Update<'organizations'>;
   /** PUT /media/{id} (partial; media are addressed by filename where they carry no id) */
-  updateMedia: Update;
+  updateMedia: Update<'media'>;
   /** PUT /custom-attributes/{id} (partial) */
-  updateCustomAttributes: Update;
+  updateCustomAttributes: Update<'custom-attributes'>;
   /** PUT /redirects/{id} (partial) */
-  updateRedirect: Update;
+  updateRedirect: Update<'redirects'>;
   /** PATCH /event-instances/{id} */
-  updateEventInstance: Update;
+  updateEventInstance: Update<'event-instances'>;
   /** DELETE /event-instances/{id} */
   deleteEventInstance(tenant: string, id: string, opts?: WriteOptions): Promise<string>;
   /** PATCH /organizations/custom-attributes (bulk set/unset) */
@@ -119,17 +135,11 @@ function routeMethods(q: Pick<WriteQueue, 'create' | 'update' | 'delete' | 'bulk
   const m = <K extends string, V>(table: Record<K, V>, f: (v: V) => unknown) =>
     Object.fromEntries(Object.entries<V>(table).map(([k, v]) => [k, f(v)]));
   return {
-    ...m(
-      CREATES,
-      (c): Create =>
-        (tenant, body, o) =>
-          q.create(tenant, c, body, o),
-    ),
+    // Each method's body type is its route's (WriteRoutes); the generic method checks it again at run time.
+    ...m(CREATES, (c) => (tenant: string, body: never, o?: DraftableWriteOptions) => q.create(tenant, c, body, o)),
     ...m(
       UPDATES,
-      (c): Update =>
-        (tenant, id, body, o) =>
-          q.update(tenant, c, id, body, o),
+      (c) => (tenant: string, id: string, body: never, o?: DraftableWriteOptions) => q.update(tenant, c, id, body, o),
     ),
     ...m(
       BULKS,
@@ -141,16 +151,21 @@ function routeMethods(q: Pick<WriteQueue, 'create' | 'update' | 'delete' | 'bulk
   } as WriteRoutes;
 }
 
-/** The enqueue side of writes: validates each write, queues it, returns its job id. */
+/** The enqueue side of writes: validates each write, queues it, returns its job id; and follows a write. */
 export interface WriteQueue extends WriteRoutes {
   /** Queues a create (POST) of series, posts, blogs, media or forms. */
-  create(tenant: string, collection: CreateCollection, body: JsonObject, opts?: DraftableWriteOptions): Promise<string>;
-  /** Queues a partial update (PUT; PATCH for event instances). */
-  update(
+  create<C extends CreateCollection>(
     tenant: string,
-    collection: UpdateCollection,
+    collection: C,
+    body: CreateBody<C>,
+    opts?: DraftableWriteOptions,
+  ): Promise<string>;
+  /** Queues a partial update (PUT; PATCH for event instances). */
+  update<C extends UpdateCollection>(
+    tenant: string,
+    collection: C,
     id: string,
-    body: JsonObject,
+    body: UpdateBody<C>,
     opts?: DraftableWriteOptions,
   ): Promise<string>;
   /** Queues a delete of an event instance. */
@@ -159,12 +174,19 @@ export interface WriteQueue extends WriteRoutes {
   bulk(tenant: string, collection: BulkCollection, body: BulkBody, opts?: DraftableWriteOptions): Promise<string>;
   /** Queues any write given as data (what the CLI and other apps send); `op` may also be `put` or `patch`. */
   enqueue(request: WriteRequest): Promise<string>;
-  /** Closes the queue, Redis and the mirror if this client opened them. Idempotent. */
+  /** Where a write stands (`queued`, `running`, `retrying`, `ok`, `partial`, `failed`), with its outcome. */
+  getWrite(jobId: string): Promise<WriteState>;
+  /**
+   * Resolves with the write's outcome (`ok`, `partial` or `failed`: a failed write resolves, it does not reject);
+   * rejects with `WriteWaitTimeoutError` (code `US_TIMEOUT`) after `timeoutMs`.
+   */
+  waitForWrite(jobId: string, opts?: WaitForWriteOptions): Promise<WriteState>;
+  /** Closes the queue and the Redis connection if this client opened it. Idempotent. */
   close(): Promise<void>;
 }
 
 export interface WriteQueueOptions {
-  /** Default `redis://127.0.0.1:6379`. */
+  /** Default: `REDIS_URL` from the environment, else `redis://127.0.0.1:6379` (as every CLI command). */
   readonly redisUrl?: string;
   /** An ioredis connection to use instead (not closed by `close()`). */
   readonly connection?: Redis;
@@ -228,21 +250,22 @@ export async function isPendingJob(queue: WriteQueueHandle, jobId: string): Prom
 
 /**
  * The TypeScript client other apps enqueue writes with. Every write is validated before anything is queued
- * (`WriteValidationError`, code `US_VALIDATION`, naming the problem): the spec's routes and fields, the body cap,
- * no prototype keys, then `WriteJobSchema`. Each method returns the BullMQ job id.
+ * (`WriteValidationError`, code `US_VALIDATION`, naming the problem): the spec's routes and the shapes of their
+ * bodies at every depth, ids, the body cap, no prototype keys, then `WriteJobSchema`. Each method returns the BullMQ
+ * job id. Against an unreachable Redis it rejects within seconds (`US_REDIS`) and leaves nothing running; every
+ * error it throws is an `UnderstudyError`.
  */
 export async function createWriteQueue(opts: WriteQueueOptions = {}): Promise<WriteQueue> {
   const prefix = opts.prefix ?? DEFAULT_PREFIX;
-  const owned = opts.connection
-    ? null
-    : // A few reconnection attempts per command, then it fails: an app enqueuing while Redis is down gets an
-      // error within seconds instead of a promise that never settles.
-      new Redis(opts.redisUrl ?? DEFAULT_REDIS_URL, { maxRetriesPerRequest: 3, lazyConnect: false });
-  owned?.on('error', () => {
-    // Connection errors surface on the commands that need Redis; ioredis reconnects by itself.
-  });
+  // No reconnection in the background: a connection that drops is opened again by the next call, so a client
+  // whose Redis went away neither hangs a call nor keeps the process alive.
+  const noRetry = { maxRetriesPerRequest: 1, enableOfflineQueue: true } as const;
+  const url = opts.redisUrl ?? (process.env.REDIS_URL || DEFAULT_REDIS_URL);
+  const owned = opts.connection ? null : await shortLivedRedis(url, 3000, noRetry);
   const redis = opts.connection ?? (owned as Redis);
   const queue = openWritesQueue(redis, prefix);
+  // Errors surface on the calls that need Redis; an unheard 'error' event would end the process.
+  queue.on('error', () => {});
   const order = createRecordOrder({ redis, prefix, isPending: (id) => isPendingJob(queue, id) });
   const themeSchema: ThemeSchemaSource | null =
     opts.themeSchema ??
@@ -250,27 +273,45 @@ export async function createWriteQueue(opts: WriteQueueOptions = {}): Promise<Wr
       ? (tenant, collection) =>
           (opts.store as Pick<Store, 'getThemeSchema'>).getThemeSchema(tenantSlug(tenant), collection)
       : null);
+  let closing: Promise<void> | null = null;
+  /** Runs a call on a live connection (reopened when it dropped); its errors come out as `UnderstudyError`s. */
+  const live = async <T>(call: () => Promise<T>): Promise<T> => {
+    if (closing) throw new UnderstudyError('US_REDIS', 'the write queue is closed');
+    try {
+      if (owned && owned.status === 'end') {
+        await owned.connect().catch((err: unknown) => {
+          owned.disconnect();
+          throw new UnderstudyError('US_REDIS', `Redis unreachable at ${redactRedisUrl(url)}: ${String(err)}`);
+        });
+      }
+      return await call();
+    } catch (err) {
+      throw asUnderstudyError(err);
+    }
+  };
 
   const enqueue = async (request: WriteRequest): Promise<string> => {
     const data = await validateWrite(
       request,
       themeSchema,
       writeLimitsFor(opts, typeof request?.tenant === 'string' ? request.tenant : ''),
-    );
-    return addWriteJob(queue, order, data);
+    ).catch((err: unknown) => {
+      throw asUnderstudyError(err);
+    });
+    return live(() => addWriteJob(queue, order, data));
   };
-  let closing: Promise<void> | null = null;
   const generic: Pick<WriteQueue, 'create' | 'update' | 'delete' | 'bulk'> = {
     create: (tenant, collection, body, o = {}) => enqueue({ op: 'create', tenant, collection, body, ...o }),
     update: (tenant, collection, id, body, o = {}) => enqueue({ op: 'update', tenant, collection, id, body, ...o }),
     delete: (tenant, collection, id, o = {}) => enqueue({ op: 'delete', tenant, collection, id, ...o }),
-    bulk: (tenant, collection, body, o = {}) =>
-      enqueue({ op: 'bulk', tenant, collection, body: body as JsonObject, ...o }),
+    bulk: (tenant, collection, body, o = {}) => enqueue({ op: 'bulk', tenant, collection, body, ...o }),
   };
   return {
     ...generic,
     ...routeMethods(generic),
     enqueue,
+    getWrite: (jobId) => live(() => getWriteState(queue, jobId)),
+    waitForWrite: (jobId, o) => live(() => waitForWriteState(queue, jobId, o)),
     close() {
       closing ??= closeAll(
         [

@@ -327,8 +327,12 @@ export class TenantData {
 
 const DAY = 86_400_000;
 
-/** The fixed epoch of a seed's data: mid-January 2026 plus a seed-derived number of minutes. */
-export const epochFor = (seed: number): number => Date.UTC(2026, 0, 15) + (Math.abs(seed) % 10_000) * 60_000;
+/**
+ * The fixed epoch of a seed's data: mid-January 2026 (or the UTC midnight starting `dayMs`'s day) plus a
+ * seed-derived number of minutes.
+ */
+export const epochFor = (seed: number, dayMs = Date.UTC(2026, 0, 15)): number =>
+  Math.floor(dayMs / DAY) * DAY + (Math.abs(seed) % 10_000) * 60_000;
 
 /** Deep copy of JSON data. */
 export const clone = <T extends JsonValue>(v: T): T => structuredClone(v);
@@ -356,13 +360,15 @@ export interface GenerateOptions {
   readonly tenants: number;
   readonly records: number;
   readonly keys: Readonly<Record<string, string>>;
+  /** The day generated dates are placed around (default 2026-01-15); any instant of it gives the same data. */
+  readonly dayMs?: number;
 }
 
 /** The whole data set, deterministic from the seed. */
 export function generateTenants(opts: GenerateOptions): TenantData[] {
   const root = new Prng(opts.seed);
   const names = tenantNames(root.fork(1), opts.tenants);
-  const epochMs = epochFor(opts.seed);
+  const epochMs = epochFor(opts.seed, opts.dayMs);
   return names.map((n, t) => {
     const prng = root.fork(100 + t);
     const generated = makeKey(prng.fork(7));

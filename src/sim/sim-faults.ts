@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { UnderstudyError } from '../errors.js';
 
 /** Faults injected for the next N matching requests. */
 export interface FaultSpec {
@@ -35,18 +36,20 @@ export class FaultQueue {
 
   add(spec: FaultSpec): void {
     const kinds = ['latency', 'status', 'reset', 'malformed', 'rate-limit', 'stale-page', 'huge'];
-    if (!kinds.includes(spec.kind)) throw new TypeError(`fault kind must be one of ${kinds.join(', ')}`);
+    if (!kinds.includes(spec.kind))
+      throw new UnderstudyError('US_VALIDATION', `fault kind must be one of ${kinds.join(', ')}`);
     const nonNegative = (name: 'retryAfterSeconds' | 'bytes', value: unknown) => {
       if (value !== undefined && (typeof value !== 'number' || !Number.isFinite(value) || value < 0))
-        throw new TypeError(`fault ${name} must be a number >= 0`);
+        throw new UnderstudyError('US_VALIDATION', `fault ${name} must be a number >= 0`);
     };
     nonNegative('retryAfterSeconds', spec.retryAfterSeconds);
     nonNegative('bytes', spec.bytes);
-    if (!Number.isInteger(spec.count) || spec.count < 1) throw new TypeError('fault count must be a positive integer');
+    if (!Number.isInteger(spec.count) || spec.count < 1)
+      throw new UnderstudyError('US_VALIDATION', 'fault count must be a positive integer');
     if (spec.after !== undefined && typeof spec.after !== 'boolean')
-      throw new TypeError('fault after must be a boolean');
+      throw new UnderstudyError('US_VALIDATION', 'fault after must be a boolean');
     if (spec.after && !AFTER_KINDS.includes(spec.kind))
-      throw new TypeError(`fault after: true applies to ${AFTER_KINDS.join(', ')} only`);
+      throw new UnderstudyError('US_VALIDATION', `fault after: true applies to ${AFTER_KINDS.join(', ')} only`);
     this.faults.push({ spec: { ...spec }, left: spec.count });
   }
 

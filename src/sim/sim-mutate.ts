@@ -1,3 +1,4 @@
+import { UnderstudyError } from '../errors.js';
 import type { CollectionSlug } from '../vocabulary/collections.js';
 import { isJsonObject, type JsonObject } from '../vocabulary/ids.js';
 import type { Prng } from './prng.js';
@@ -48,7 +49,8 @@ const edit = (c: CollectionSlug, doc: JsonObject, rev: number): JsonObject => {
 function forcedStamp(spec: MutateSpec): { given: false } | { given: true; value: string | null } {
   if (!('updatedAt' in spec) || spec.updatedAt === undefined) return { given: false };
   const v: unknown = spec.updatedAt;
-  if (v !== null && typeof v !== 'string') throw new TypeError('updatedAt must be a string (ISO 8601) or null');
+  if (v !== null && typeof v !== 'string')
+    throw new UnderstudyError('US_VALIDATION', 'updatedAt must be a string (ISO 8601) or null');
   return { given: true, value: v };
 }
 

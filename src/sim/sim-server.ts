@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { UnderstudyError } from '../errors.js';
 import {
   API_VERSION,
   BULK_ROUTES,
@@ -12,6 +13,7 @@ import {
   THEME_SCHEMA_COLLECTIONS,
 } from '../vocabulary/collections.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../vocabulary/ids.js';
+import { tooDeepAt } from '../vocabulary/json-depth.js';
 import { parseParams, type SimParams } from './parse-params.js';
 import type { Prng } from './prng.js';
 import { allowedMethods, routeMissing } from './sim-allowed-methods.js';
@@ -22,7 +24,7 @@ import { HUGE_DEFAULT_BYTES, sendHugeBody } from './sim-huge.js';
 import { type MutateResult, type MutateSpec, mutate } from './sim-mutate.js';
 import { buildOpenApi } from './sim-openapi.js';
 import { graphiqlHtml, PIXEL_PNG, swaggerAsset, swaggerHtml } from './sim-pages.js';
-import { SimHttpError } from './sim-query.js';
+import { SimHttpError, validationError } from './sim-query.js';
 import type { RollingLimiter } from './sim-rate-limit.js';
 import { getDoc, listDocs, matchingRecords, notFound } from './sim-read.js';
 import { type ShapeCtx, shapeDoc } from './sim-shape.js';
@@ -70,6 +72,11 @@ const FORBIDDEN_API: JsonObject = {
   message: 'API keys must use the Partners API at /partners/:version/:tenant/*',
 };
 const MAX_BODY = 1_000_000;
+/**
+ * Deepest nesting a write body may have: Payload on MongoDB cannot store a document nested deeper than 100 levels,
+ * and a record nested thousands deep would break every later read of its collection.
+ */
+export const MAX_BODY_DEPTH = 100;
 
 export interface SimState {
   readonly tenants: TenantData[];
@@ -110,7 +117,7 @@ const sendRaw = (res: ServerResponse, status: number, body: string | Buffer, typ
   res.end(body);
 };
 
-const readBody = (req: IncomingMessage): Promise<unknown> =>
+const readBody = (req: IncomingMessage, collection: CollectionSlug): Promise<unknown> =>
   new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -122,11 +129,16 @@ const readBody = (req: IncomingMessage): Promise<unknown> =>
     req.on('end', () => {
       const text = Buffer.concat(chunks).toString('utf8');
       if (text.trim() === '') return resolve(undefined);
+      let body: unknown;
       try {
-        resolve(JSON.parse(text));
+        body = JSON.parse(text);
       } catch {
-        reject(new SimHttpError(400, 'The request body is not valid JSON'));
+        return reject(new SimHttpError(400, 'The request body is not valid JSON'));
       }
+      const deep = tooDeepAt(body, MAX_BODY_DEPTH);
+      if (deep === null) return resolve(body);
+      const field = deep.split(/[.[]/)[0] || 'body';
+      reject(validationError(collection, [{ path: field, message: `nested more than ${MAX_BODY_DEPTH} levels deep` }]));
     });
     req.on('error', reject);
   });
@@ -354,7 +366,7 @@ async function bulkByWhere(
   p: SimParams,
   req: IncomingMessage,
 ): Promise<{ status: number; body: JsonValue }> {
-  const body = op === 'update' ? await readBody(req) : undefined;
+  const body = op === 'update' ? await readBody(req, c) : undefined;
   if (!p.where || Object.keys(p.where).length === 0)
     throw new SimHttpError(400, `Missing 'where' query of documents to ${op}.`);
   const targets = [...matchingRecords(c, tenant, { ...p, limit: 0 })];
@@ -411,7 +423,7 @@ async function route(
       return { status: 200, body: listDocs(c, shapeCtx(s, tenant, params())) };
     if (verb === 'POST' && served.includes('create')) {
       const p = params();
-      const body = await readBody(req);
+      const body = await readBody(req, c);
       const r = createDoc(deps, tenant, c, body, p);
       const ctx = shapeCtx(s, tenant, { ...p, draft: r.draft });
       return { status: 201, body: shapeDoc(c, r.stored, ctx, p.depth) };
@@ -426,7 +438,7 @@ async function route(
     if (bulk) {
       if (verb !== 'PATCH') throw routeMissing(allowed);
       const p = params();
-      const body = await readBody(req);
+      const body = await readBody(req, c);
       return { status: 200, body: bulkUpdate(deps, tenant, c, bulk.kind as BulkKind, body, p) };
     }
     const id = second;
@@ -434,7 +446,7 @@ async function route(
       return { status: 200, body: getDoc(c, id, shapeCtx(s, tenant, params())) };
     if ((verb === 'PUT' && served.includes('put')) || (verb === 'PATCH' && served.includes('patch'))) {
       const p = params();
-      const body = await readBody(req);
+      const body = await readBody(req, c);
       const r = updateDoc(deps, tenant, c, id, body, p, verb === 'PUT' ? 'put' : 'patch');
       return { status: 200, body: shapeDoc(c, r.stored, shapeCtx(s, tenant, { ...p, draft: r.draft }), p.depth) };
     }
@@ -463,15 +475,16 @@ async function route(
 /** Runs a mutation through the simulator's own PRNG and clock. */
 export function runMutation(s: SimState, spec: MutateSpec): MutateResult {
   const t = s.tenants.find((x) => x.slug === spec.tenant);
-  if (!t) throw new TypeError(`unknown tenant "${spec.tenant}"`);
-  if (!isCollectionSlug(spec.collection)) throw new TypeError(`unknown collection "${String(spec.collection)}"`);
+  if (!t) throw new UnderstudyError('US_VALIDATION', `unknown tenant "${spec.tenant}"`);
+  if (!isCollectionSlug(spec.collection))
+    throw new UnderstudyError('US_VALIDATION', `unknown collection "${String(spec.collection)}"`);
   return mutate(t, spec, s.mutatePrng, s.now(), () => ++s.mutationRev);
 }
 
 /** Records of a collection as a depth-0 read (published, or draft) returns them, in id order. */
 export function docsOf(s: SimState, tenant: string, c: CollectionSlug, draft = false): readonly JsonObject[] {
   const t = s.tenants.find((x) => x.slug === tenant);
-  if (!t) throw new TypeError(`unknown tenant "${tenant}"`);
+  if (!t) throw new UnderstudyError('US_VALIDATION', `unknown tenant "${tenant}"`);
   const p = parseParams(draft ? 'depth=0&draft=true' : 'depth=0', { maxLimit: s.maxLimit });
   const ctx = shapeCtx(s, t, p);
   return t.collections[c]

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { UnderstudyError } from '../errors.js';
 import { COLLECTIONS, type CollectionSlug, isCollectionSlug, type RouteSet } from '../vocabulary/collections.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../vocabulary/ids.js';
 import { Prng } from './prng.js';
@@ -41,6 +42,11 @@ export interface SimulatorOptions {
   maxLimit?: number;
   /** Tenant slug -> key override. */
   keys?: Record<string, string>;
+  /**
+   * An instant of the day generated dates are placed around (performances from about 150 days before to 330 after);
+   * default 2026-01-15. The data depend on its UTC day only, so a seed and a day always give the same data.
+   */
+  aroundDay?: number;
 }
 
 export interface SimTenant {
@@ -104,6 +110,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     tenants: opts.tenants ?? 2,
     records: opts.records ?? 40,
     keys: opts.keys ?? {},
+    ...(opts.aroundDay !== undefined ? { dayMs: opts.aroundDay } : {}),
   });
   const now = (): number => Date.now();
   // Small data sets are built now; large ones on each tenant's first request (see docs/simulator.md).
@@ -146,7 +153,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     mutate: (spec) => runMutation(state, spec),
     startMutator: (spec) => {
       controls.stopMutator();
-      if (!(spec.perSecond > 0)) throw new TypeError('perSecond must be a positive number');
+      if (!(spec.perSecond > 0)) throw new UnderstudyError('US_VALIDATION', 'perSecond must be a positive number');
       const cycle = COLLECTIONS.filter((c) => c !== 'custom-attributes');
       let tick = 0;
       mutator = setInterval(
@@ -195,9 +202,20 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     });
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    // A port in use or a host that is not ours: an UnderstudyError, as every error of the public API.
+    const refused = (err: Error) =>
+      reject(
+        new UnderstudyError(
+          'US_CONFIG',
+          `simulator: cannot listen on ${opts.host ?? '127.0.0.1'}:${opts.port ?? 0}: ${err.message}`,
+          {
+            cause: err,
+          },
+        ),
+      );
+    server.once('error', refused);
     server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => {
-      server.off('error', reject);
+      server.off('error', refused);
       resolve();
     });
   });

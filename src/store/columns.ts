@@ -5,9 +5,11 @@ import type { CollectionSlug } from '../vocabulary/collections.js';
  * - `text`: a string, or a number/boolean turned into its string form;
  * - `ref`: a relationship, sent as an id (string or number) or as a populated object whose `.id` is taken;
  * - `datetime`: an ISO 8601 instant, stored normalised to UTC (`2026-03-01T19:30:00.000Z`) so it sorts and compares;
- * - `integer` / `real`: a number.
+ * - `integer` / `real`: a number;
+ * - `local`: the instant at `path` as local wall-clock time in the IANA zone found at the first of `zone` present,
+ *   with its UTC offset (`2025-10-23T19:30:00-07:00`), computed when the row is written; null without both.
  */
-export type ColumnKind = 'text' | 'ref' | 'datetime' | 'integer' | 'real';
+export type ColumnKind = 'text' | 'ref' | 'datetime' | 'integer' | 'real' | 'local';
 
 export interface TypedColumn {
   /** The SQL column name (snake_case). */
@@ -15,6 +17,8 @@ export interface TypedColumn {
   readonly kind: ColumnKind;
   /** Dot path into the record (`ticketingA.availability`). */
   readonly path: string;
+  /** For `local` columns: dot paths of the time zone, the first one present wins. */
+  readonly zone?: readonly string[];
 }
 
 const title: TypedColumn = { column: 'title', kind: 'text', path: 'title' };
@@ -27,10 +31,18 @@ const dates: readonly TypedColumn[] = [
   { column: 'end_date', kind: 'datetime', path: 'endDate' },
   { column: 'end_date_tz', kind: 'text', path: 'endDate_tz' },
 ];
+const startLocal: TypedColumn = { column: 'start_local', kind: 'local', path: 'startDate', zone: ['startDate_tz'] };
+// Upstream often sends endDate without endDate_tz: a run ends where it starts.
+const endLocal: TypedColumn = {
+  column: 'end_local',
+  kind: 'local',
+  path: 'endDate',
+  zone: ['endDate_tz', 'startDate_tz'],
+};
 
 /**
  * The typed columns of each collection table, extracted from `doc` at every upsert. One table of facts used by
- * the upsert code; the first migration holds a frozen copy of it (migrations must not follow today's code).
+ * the upsert code; the migrations that add them hold frozen copies (migrations must not follow today's code).
  * Adding a column here needs a new migration that adds it.
  */
 export const TYPED_COLUMNS: Readonly<Record<CollectionSlug, readonly TypedColumn[]>> = {
@@ -52,8 +64,17 @@ export const TYPED_COLUMNS: Readonly<Record<CollectionSlug, readonly TypedColumn
     url,
   ],
   blogs: [title, slug, status, url],
-  seasons: [title, slug, status, ...dates, url],
-  series: [title, slug, status, ...dates, { column: 'season_id', kind: 'ref', path: 'season' }, url],
+  seasons: [title, slug, status, ...dates, url, startLocal, endLocal],
+  series: [
+    title,
+    slug,
+    status,
+    ...dates,
+    { column: 'season_id', kind: 'ref', path: 'season' },
+    url,
+    startLocal,
+    endLocal,
+  ],
   events: [
     title,
     slug,
@@ -63,6 +84,8 @@ export const TYPED_COLUMNS: Readonly<Record<CollectionSlug, readonly TypedColumn
     { column: 'venue_id', kind: 'ref', path: 'venue' },
     { column: 'organization_id', kind: 'ref', path: 'organization' },
     url,
+    startLocal,
+    endLocal,
   ],
   'event-instances': [
     { column: 'event_id', kind: 'ref', path: 'event' },
@@ -72,6 +95,8 @@ export const TYPED_COLUMNS: Readonly<Record<CollectionSlug, readonly TypedColumn
     { column: 'ticketing_system_id', kind: 'text', path: 'ticketingSystemId' },
     { column: 'availability', kind: 'text', path: 'ticketingA.availability' },
     { column: 'booking_url', kind: 'text', path: 'booking.bookingLinkURL' },
+    startLocal,
+    endLocal,
   ],
   venues: [
     title,

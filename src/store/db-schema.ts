@@ -15,7 +15,13 @@ export interface CollectionTable {
   doc: string;
   deleted_at: string | null;
   seen_run: string | null;
+  /** When the mirror last wrote the row (insert, update, revive, tombstone). */
   mirrored_at: string;
+  /** What that write was: `insert`, `update`, `revive` or `delete`. */
+  last_change: string | null;
+  /** Who made that write (`sync` or `write`) and its run or job id: copied into `changes` by the triggers. */
+  change_source: string | null;
+  change_run: string | null;
 }
 
 export interface DocVariantsTable {
@@ -27,7 +33,13 @@ export interface DocVariantsTable {
   doc: string;
   deleted_at: string | null;
   seen_run: string | null;
+  /** When the mirror last wrote the row (insert, update, revive, tombstone). */
   mirrored_at: string;
+  /** What that write was: `insert`, `update`, `revive` or `delete`. */
+  last_change: string | null;
+  /** Who made that write (`sync` or `write`) and its run or job id: copied into `changes` by the triggers. */
+  change_source: string | null;
+  change_run: string | null;
 }
 
 export interface SyncStateTable {
@@ -37,6 +49,8 @@ export interface SyncStateTable {
   cursor_updated_at: string | null;
   cursor_id: string | null;
   full_run_id: string | null;
+  /** When the full pass in progress started: rows written since are never its to tombstone. */
+  full_started_at: string | null;
   full_after_updated_at: string | null;
   full_after_id: string | null;
   /** 1 while an incremental run is in progress (its `after` may still be null). */
@@ -74,6 +88,58 @@ export interface ThemeSettingsSchemasTable {
   fetched_at: string;
 }
 
+/** One lease per tenant and collection (see `lease-table.ts`). */
+export interface SyncLeasesTable {
+  tenant: string;
+  collection: string;
+  holder: string;
+  token: number;
+  acquired_at: string;
+  expires_at: string;
+}
+
+/** The change log: one row per insert, update, revive and tombstone of a record row (see docs/schema.md). */
+export interface ChangesTable {
+  seq: Generated<number>;
+  tenant: string;
+  collection: string;
+  id: string;
+  variant: string;
+  kind: string;
+  updated_at_before: string | null;
+  updated_at_after: string | null;
+  /** JSON array of top-level field names (text on SQLite, jsonb on PostgreSQL, read back as text). */
+  fields: string;
+  source: string | null;
+  run_id: string | null;
+  at: string;
+}
+
+/** Where each webhook endpoint stands (never its secret). */
+export interface WebhookEndpointsTable {
+  id: string;
+  tenant: string;
+  url: string;
+  delivered_seq: number;
+  last_delivery_at: string | null;
+  last_error: string | null;
+  last_error_at: string | null;
+  disabled_at: string | null;
+  disabled_reason: string | null;
+  created_at: string;
+}
+
+/** The last self-check of each tenant, collection and variant. */
+export interface MirrorChecksTable {
+  tenant: string;
+  collection: string;
+  variant: string;
+  local: number;
+  upstream: number;
+  drift: number;
+  checked_at: string;
+}
+
 export type CollectionTableName =
   | 'pages'
   | 'posts'
@@ -95,5 +161,9 @@ export type Database = { [T in CollectionTableName]: CollectionTable } & {
   doc_variants: DocVariantsTable;
   sync_state: SyncStateTable;
   sync_runs: SyncRunsTable;
+  sync_leases: SyncLeasesTable;
   theme_settings_schemas: ThemeSettingsSchemasTable;
+  changes: ChangesTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  mirror_checks: MirrorChecksTable;
 };

@@ -1,6 +1,7 @@
 import type { CollectionSlug } from '../vocabulary/collections.js';
 import { isJsonObject, type JsonValue, recordId, type UpstreamDoc } from '../vocabulary/ids.js';
 import type { TypedColumn } from './columns.js';
+import { localWallTime } from './local-time.js';
 
 /** A value SQLite binds as is. */
 export type SqlValue = string | number | null;
@@ -12,7 +13,7 @@ export type SqlValue = string | number | null;
 export function docKey(collection: CollectionSlug, doc: UpstreamDoc): string | null {
   const id = doc.id;
   if (typeof id === 'string' && id !== '') return id;
-  if (typeof id === 'number' && Number.isFinite(id)) return recordId(id);
+  if ((typeof id === 'number' && Number.isFinite(id)) || typeof id === 'bigint') return recordId(id);
   if (collection === 'media') {
     const filename = doc.filename;
     if (typeof filename === 'string' && filename !== '') return filename;
@@ -48,11 +49,11 @@ const at = (doc: UpstreamDoc, path: string): JsonValue | undefined => {
 
 const refId = (v: JsonValue | undefined): SqlValue => {
   if (typeof v === 'string') return v;
-  if (typeof v === 'number') return recordId(v);
+  if (typeof v === 'number' || typeof v === 'bigint') return recordId(v);
   if (isJsonObject(v)) {
     const id = v.id;
     if (typeof id === 'string') return id;
-    if (typeof id === 'number') return recordId(id);
+    if (typeof id === 'number' || typeof id === 'bigint') return recordId(id);
     // Payload's polymorphic relation shape: { relationTo, value }.
     if ('value' in v) return refId(v.value);
   }
@@ -65,15 +66,20 @@ export function extractColumn(doc: UpstreamDoc, col: TypedColumn): SqlValue {
   switch (col.kind) {
     case 'text':
       if (typeof v === 'string') return v;
-      if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+      if (typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean') return String(v);
       return null;
     case 'ref':
       return refId(v);
     case 'datetime':
       return normaliseInstant(v);
     case 'integer':
+      if (typeof v === 'bigint') return String(v);
       return typeof v === 'number' && Number.isFinite(v) ? Math.trunc(v) : null;
     case 'real':
       return typeof v === 'number' && Number.isFinite(v) ? v : null;
+    case 'local': {
+      const zone = col.zone?.map((p) => at(doc, p)).find((z) => typeof z === 'string' && z !== '');
+      return typeof v === 'string' && typeof zone === 'string' ? localWallTime(v, zone) : null;
+    }
   }
 }

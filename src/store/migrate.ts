@@ -1,6 +1,13 @@
 import { type Kysely, type Migration, type MigrationProvider, Migrator } from 'kysely';
 import * as m001 from '../../migrations/2026-11-22-001-create-mirror.js';
 import * as m002 from '../../migrations/2026-11-22-002-write-log.js';
+import * as m003 from '../../migrations/2026-11-23-001-write-path.js';
+import * as m010 from '../../migrations/2026-11-23-010-local-times.js';
+import * as m011 from '../../migrations/2026-11-23-011-views.js';
+import * as m012 from '../../migrations/2026-11-23-012-search.js';
+import * as m060 from '../../migrations/2026-11-23-060-change-log.js';
+import * as m061 from '../../migrations/2026-11-23-061-webhook-endpoints.js';
+import * as m062 from '../../migrations/2026-11-23-062-mirror-checks.js';
 import { UnderstudyError } from '../errors.js';
 import type { Database } from './db-schema.js';
 import { openDatabase } from './open-database.js';
@@ -9,6 +16,13 @@ import { openDatabase } from './open-database.js';
 const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22-001-create-mirror': m001,
   '2026-11-22-002-write-log': m002,
+  '2026-11-23-001-write-path': m003,
+  '2026-11-23-060-change-log': m060,
+  '2026-11-23-061-webhook-endpoints': m061,
+  '2026-11-23-062-mirror-checks': m062,
+  '2026-11-23-010-local-times': m010,
+  '2026-11-23-011-views': m011,
+  '2026-11-23-012-search': m012,
 };
 
 /** The names of every migration this build knows, in order (readiness checks a database has them all). */

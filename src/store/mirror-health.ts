@@ -1,5 +1,8 @@
 import { statSync } from 'node:fs';
-import BetterSqlite3 from 'better-sqlite3';
+import type { Kysely } from 'kysely';
+import type { Database } from './db-schema.js';
+import { openDatabase } from './open-database.js';
+import { isPostgresUrl, postgresEngine } from './postgres-engine.js';
 
 /** The last successful sync of one tenant and collection (any variant); `at` in epoch milliseconds. */
 export interface LastSyncSuccess {
@@ -10,66 +13,76 @@ export interface LastSyncSuccess {
 
 /** What operations read of the mirror: readiness and the freshness metrics. */
 export interface MirrorHealth {
-  /** The migrations applied, by name (empty when none); throws when the file is gone or unreadable. */
+  /** The migrations applied, by name (empty when none); throws when the mirror is gone or unreadable. */
   appliedMigrations(): Promise<string[]>;
   /** The last successful sync of each tenant and collection recorded in the mirror (any variant, any worker). */
   lastSuccesses(): Promise<LastSyncSuccess[]>;
 }
 
-/** The part of a better-sqlite3 connection these queries use. */
-type SqliteReader = Pick<BetterSqlite3.Database, 'prepare'>;
-
-const migrationsOf = (db: SqliteReader): string[] => {
-  const table = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'kysely_migration'").get();
-  if (!table) return [];
-  return (db.prepare('SELECT name FROM kysely_migration ORDER BY name').all() as { name: string }[]).map((r) => r.name);
-};
-
-const lastSuccessesOf = (db: SqliteReader): LastSyncSuccess[] =>
-  (
-    db
-      .prepare(
-        `SELECT tenant, collection, max(last_success_at) AS at FROM sync_state
-         WHERE last_success_at IS NOT NULL GROUP BY tenant, collection`,
-      )
-      .all() as { tenant: string; collection: string; at: string }[]
-  )
-    .map((r) => ({ tenant: r.tenant, collection: r.collection, at: Date.parse(r.at) }))
-    .filter((r) => Number.isFinite(r.at));
+const missingTable = (err: unknown): boolean => /no such table|does not exist/i.test((err as Error)?.message ?? '');
 
 /**
- * Health over the process' own connection (no second handle on the file). A file removed or replaced under the
- * process is still noticed: `appliedMigrations` checks that `path` is the file the connection opened.
+ * Health over the process' own connection (no second handle on the mirror), on either engine. For a SQLite file,
+ * `file` is its path: a file removed or replaced under the process is noticed (`appliedMigrations` checks that the
+ * path is still the file the connection opened).
  */
-export function sqliteMirrorHealth(raw: SqliteReader, path: string): MirrorHealth {
-  const identity = (): string => {
+export function mirrorHealth(db: Kysely<Database>, file: string | null): MirrorHealth {
+  const loose = db as unknown as Kysely<{ kysely_migration: { name: string } }>;
+  const identity = (path: string): string => {
     const st = statSync(path); // throws ENOENT when the file is gone
     return `${st.dev}:${st.ino}`;
   };
-  const opened = path === ':memory:' ? null : identity();
+  const opened = file === null || file === ':memory:' ? null : identity(file);
   return {
     async appliedMigrations() {
-      if (opened !== null && identity() !== opened) throw new Error('the database file was replaced');
-      return migrationsOf(raw);
+      if (opened !== null && file !== null && identity(file) !== opened)
+        throw new Error('the database file was replaced');
+      try {
+        const rows = await loose.selectFrom('kysely_migration').select('name').orderBy('name').execute();
+        return rows.map((r) => r.name);
+      } catch (err) {
+        if (missingTable(err)) return [];
+        throw err;
+      }
     },
     async lastSuccesses() {
-      return lastSuccessesOf(raw);
+      const rows = await db
+        .selectFrom('sync_state')
+        .select(['tenant', 'collection', (eb) => eb.fn.max('last_success_at').as('at')])
+        .where('last_success_at', 'is not', null)
+        .groupBy(['tenant', 'collection'])
+        .execute();
+      return rows
+        .map((r) => ({ tenant: r.tenant, collection: r.collection, at: Date.parse(String(r.at)) }))
+        .filter((r) => Number.isFinite(r.at));
     },
   };
 }
 
-/** Health read through a read-only connection of its own per call (tools that hold no connection). */
-export function fileMirrorHealth(path: string): MirrorHealth {
-  const withDb = <T>(fn: (db: SqliteReader) => T): T => {
-    const db = new BetterSqlite3(path, { readonly: true, fileMustExist: true, timeout: 1000 });
+/**
+ * Health read through a read-only connection of its own per call (tools that hold no connection), for a SQLite
+ * path or a PostgreSQL URL. A missing SQLite file is an error, never created.
+ */
+export function fileMirrorHealth(database: string): MirrorHealth {
+  const withDb = async <T>(fn: (h: MirrorHealth) => Promise<T>): Promise<T> => {
+    if (isPostgresUrl(database)) {
+      const engine = postgresEngine(database, { maxConnections: 1 });
+      try {
+        return await fn(mirrorHealth(engine.db, null));
+      } finally {
+        await engine.close();
+      }
+    }
+    const { db, raw } = openDatabase(database, { readonly: true });
     try {
-      return fn(db);
+      return await fn(mirrorHealth(db, null));
     } finally {
-      db.close();
+      await db.destroy();
+      if (raw.open) raw.close();
     }
   };
   return {
-    appliedMigrations: async () => withDb(migrationsOf),
-    lastSuccesses: async () => withDb(lastSuccessesOf),
+    appliedMigrations: () => withDb((h) => h.appliedMigrations()),
+    lastSuccesses: () => withDb((h) => h.lastSuccesses()),
   };
 }

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, SqliteDialect } from 'kysely';
+import { Kysely, type SqliteDatabase, SqliteDialect } from 'kysely';
 import type { Database } from './db-schema.js';
 
 export interface OpenDatabaseOptions {
@@ -25,12 +25,39 @@ export function openDatabase(
     if (!readonly) {
       raw.pragma('journal_mode = WAL');
       raw.pragma('synchronous = NORMAL');
+      raw.pragma('temp_store = MEMORY');
     }
     raw.pragma('foreign_keys = ON');
   } catch (err) {
     raw.close();
     throw err;
   }
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: raw }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: cachingStatements(raw) }) });
   return { db, raw };
+}
+
+/** How many prepared statements a connection keeps (the store's queries number a few dozen per table layout). */
+const STATEMENT_CACHE = 256;
+
+/**
+ * The connection as Kysely's SQLite driver sees it, with each statement prepared once per SQL text and kept: a
+ * page's multi-row upsert is a long statement, and preparing it again for every page would cost more than running
+ * it. Safe because Kysely runs one query at a time on the connection. The least recently used is dropped first.
+ */
+function cachingStatements(raw: BetterSqlite3.Database): SqliteDatabase {
+  const cache = new Map<string, BetterSqlite3.Statement>();
+  return {
+    close: () => {
+      cache.clear();
+      raw.close();
+    },
+    prepare(sqlText) {
+      let stmt = cache.get(sqlText);
+      if (stmt) cache.delete(sqlText);
+      else stmt = raw.prepare(sqlText);
+      cache.set(sqlText, stmt);
+      if (cache.size > STATEMENT_CACHE) cache.delete(cache.keys().next().value as string);
+      return stmt as unknown as ReturnType<SqliteDatabase['prepare']>;
+    },
+  };
 }

@@ -1,11 +1,10 @@
 import { type Kysely, sql } from 'kysely';
+import { type MirrorStatus, PUBLISHED } from '../sync/store-port.js';
 import { COLLECTIONS, type CollectionSlug } from '../vocabulary/collections.js';
 import { collectionTable, type Database } from './db-schema.js';
-import type { PreparedStatements } from './prepared-statements.js';
-import { type MirrorStatus, PUBLISHED } from './store.js';
 
 /** Live and deleted counts, last success and last error per tenant and collection, in collection order. */
-export function mirrorStatus(db: Kysely<Database>, stmts: PreparedStatements): MirrorStatus[] {
+export async function mirrorStatus(db: Kysely<Database>): Promise<MirrorStatus[]> {
   const byKey = new Map<string, { tenant: string; collection: CollectionSlug } & Record<string, unknown>>();
   const entry = (tenant: string, collection: CollectionSlug) => {
     const k = `${tenant}\u0000${collection}`;
@@ -17,26 +16,22 @@ export function mirrorStatus(db: Kysely<Database>, stmts: PreparedStatements): M
     return e;
   };
   for (const c of COLLECTIONS) {
-    const rows = stmts.all(
-      db
-        .selectFrom(collectionTable(c))
-        .select([
-          'tenant',
-          sql<number>`sum(case when deleted_at is null then 1 else 0 end)`.as('live'),
-          sql<number>`sum(case when deleted_at is null then 0 else 1 end)`.as('deleted'),
-        ])
-        .groupBy('tenant')
-        .compile(),
-    );
+    const rows = await db
+      .selectFrom(collectionTable(c))
+      .select([
+        'tenant',
+        sql<number>`sum(case when deleted_at is null then 1 else 0 end)`.as('live'),
+        sql<number>`sum(case when deleted_at is null then 0 else 1 end)`.as('deleted'),
+      ])
+      .groupBy('tenant')
+      .execute();
     for (const r of rows) Object.assign(entry(r.tenant, c), { live: r.live, deleted: r.deleted });
   }
-  const states = stmts.all(
-    db
-      .selectFrom('sync_state')
-      .select(['tenant', 'collection', 'last_success_at', 'last_error'])
-      .where('variant', '=', PUBLISHED)
-      .compile(),
-  );
+  const states = await db
+    .selectFrom('sync_state')
+    .select(['tenant', 'collection', 'last_success_at', 'last_error'])
+    .where('variant', '=', PUBLISHED)
+    .execute();
   for (const s of states) {
     if (!(COLLECTIONS as readonly string[]).includes(s.collection)) continue;
     Object.assign(entry(s.tenant, s.collection as CollectionSlug), {

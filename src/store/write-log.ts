@@ -1,64 +1,8 @@
-import type BetterSqlite3 from 'better-sqlite3';
+import type { Kysely } from 'kysely';
 import { UnderstudyError } from '../errors.js';
-import { openMigratedDatabase } from './migrate.js';
-
-/** The part of a better-sqlite3 connection the write log uses. */
-type SqliteConnection = Pick<BetterSqlite3.Database, 'prepare'>;
-
-/** Where a write job stands. `running`, `retrying` and `delayed` are passing states; the rest are outcomes. */
-export type WriteStatus = 'running' | 'retrying' | 'delayed' | 'ok' | 'partial' | 'failed';
-
-/** One record of a bulk write that the upstream refused. */
-export interface BulkFailure {
-  readonly id: string;
-  readonly status: number | null;
-  readonly message: string;
-}
-
-/** One row of `write_log`: the latest state of one write job. */
-export interface WriteLogEntry {
-  readonly jobId: string;
-  readonly tenant: string;
-  readonly op: string;
-  readonly collection: string;
-  readonly recordId: string | null;
-  /** The HTTP method of the route the write went to. */
-  readonly method: string | null;
-  readonly draft: boolean;
-  readonly idempotencyKey: string | null;
-  readonly status: WriteStatus;
-  /** Attempts that reached (or may have reached) the upstream so far; waits for the rate budget or order do not count. */
-  readonly attempts: number;
-  readonly error: string | null;
-  readonly errorCode: string | null;
-  readonly upstreamStatus: number | null;
-  /** Bulk writes: each record that failed, with its error. */
-  readonly failures: readonly BulkFailure[] | null;
-  /** The id of the record written (creates: the id the upstream gave it). */
-  readonly resultId: string | null;
-  /** How the write ended when it is worth saying, e.g. `found after unknown outcome`. */
-  readonly note: string | null;
-  readonly enqueuedAt: string | null;
-  readonly startedAt: string | null;
-  readonly finishedAt: string | null;
-  /** From enqueue to the start of the last attempt. */
-  readonly waitMs: number | null;
-  /** Duration of the last attempt. */
-  readonly runMs: number | null;
-  readonly updatedAt: string;
-}
-
-/** The `write_log` table: one row per write job, rewritten as the job moves on. */
-export interface WriteLog {
-  /** Inserts or replaces the row of `entry.jobId`. */
-  record(entry: WriteLogEntry): Promise<void>;
-  /** The row of one job, or null. */
-  get(jobId: string): Promise<WriteLogEntry | null>;
-  /** Rows with one of `statuses` (all when empty), newest first, at most `limit`. */
-  list(statuses: readonly WriteStatus[], limit?: number): Promise<WriteLogEntry[]>;
-  /** Closes the connection. Idempotent. */
-  close(): Promise<void>;
-}
+import type { BulkFailure, WriteLog, WriteLogEntry, WriteStatus } from '../writes/write-log.js';
+import type { Database } from './db-schema.js';
+import { openMigratedEngine } from './open-engine.js';
 
 interface Row {
   job_id: string;
@@ -84,31 +28,6 @@ interface Row {
   run_ms: number | null;
   updated_at: string;
 }
-
-const COLUMNS = [
-  'job_id',
-  'tenant',
-  'op',
-  'collection',
-  'record_id',
-  'method',
-  'draft',
-  'idempotency_key',
-  'status',
-  'attempts',
-  'error',
-  'error_code',
-  'upstream_status',
-  'failures',
-  'result_id',
-  'note',
-  'enqueued_at',
-  'started_at',
-  'finished_at',
-  'wait_ms',
-  'run_ms',
-  'updated_at',
-] as const;
 
 const toRow = (e: WriteLogEntry): Row => ({
   job_id: e.jobId,
@@ -164,25 +83,28 @@ const storeError = (what: string, err: unknown) =>
   new UnderstudyError('US_STORE', `write_log ${what} failed: ${(err as Error).message}`, { cause: err });
 
 /**
- * The write log over a connection already open on the mirror (the store's own: one handle on the file per
- * process). Its schema must be migrated; `close()` leaves the connection to its owner.
+ * The write log over the mirror's own Kysely instance (one connection or pool per process), on either engine.
+ * Its schema must be migrated; `close()` leaves the connection to its owner.
  */
-export function sqliteWriteLog(raw: SqliteConnection): WriteLog {
-  const upsert = raw.prepare(
-    `INSERT OR REPLACE INTO write_log (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => `@${c}`).join(', ')})`,
-  );
-  const byId = raw.prepare('SELECT * FROM write_log WHERE job_id = ?');
+export function kyselyWriteLog(db: Kysely<Database>): WriteLog {
+  const log = db as unknown as Kysely<{ write_log: Row }>;
   return {
     async record(entry) {
+      const row = toRow(entry);
+      const { job_id: _id, ...rest } = row;
       try {
-        upsert.run(toRow(entry));
+        await log
+          .insertInto('write_log')
+          .values(row)
+          .onConflict((oc) => oc.column('job_id').doUpdateSet(rest))
+          .execute();
       } catch (err) {
         throw storeError('record', err);
       }
     },
     async get(jobId) {
       try {
-        const row = byId.get(jobId) as Row | undefined;
+        const row = await log.selectFrom('write_log').selectAll().where('job_id', '=', jobId).executeTakeFirst();
         return row ? fromRow(row) : null;
       } catch (err) {
         throw storeError('get', err);
@@ -190,10 +112,9 @@ export function sqliteWriteLog(raw: SqliteConnection): WriteLog {
     },
     async list(statuses, limit = 1000) {
       try {
-        const where = statuses.length > 0 ? `WHERE status IN (${statuses.map(() => '?').join(', ')})` : '';
-        const rows = raw
-          .prepare(`SELECT * FROM write_log ${where} ORDER BY updated_at DESC, job_id DESC LIMIT ?`)
-          .all(...statuses, limit) as Row[];
+        let q = log.selectFrom('write_log').selectAll();
+        if (statuses.length > 0) q = q.where('status', 'in', [...statuses]);
+        const rows = await q.orderBy('updated_at', 'desc').orderBy('job_id', 'desc').limit(limit).execute();
         return rows.map(fromRow);
       } catch (err) {
         throw storeError('list', err);
@@ -204,21 +125,11 @@ export function sqliteWriteLog(raw: SqliteConnection): WriteLog {
 }
 
 /**
- * Opens the write log in the mirror's SQLite file on a connection of its own (the commands that read only the
- * log; a process that also holds the store takes `sqliteWriteLog` over the store's connection), bringing the
- * schema to the latest migration first. `close()` closes that connection.
+ * Opens the write log in the mirror (a SQLite file or a PostgreSQL URL) on a connection of its own (the commands
+ * that read only the log; a process that also holds the store takes `kyselyWriteLog` over the store's
+ * connection), bringing the schema to the latest migration first. `close()` closes that connection.
  */
 export async function openSqliteWriteLog(path: string): Promise<WriteLog> {
-  const { db, raw } = await openMigratedDatabase(path);
-  let closing: Promise<void> | null = null;
-  return {
-    ...sqliteWriteLog(raw),
-    close() {
-      closing ??= (async () => {
-        await db.destroy().catch(() => undefined);
-        if (raw.open) raw.close();
-      })();
-      return closing;
-    },
-  };
+  const engine = await openMigratedEngine(path);
+  return { ...kyselyWriteLog(engine.db), close: () => engine.close() };
 }

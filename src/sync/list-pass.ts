@@ -1,18 +1,25 @@
 import { randomUUID } from 'node:crypto';
 import { hasMore } from '../partners/list-envelope.js';
-import type { ListQuery } from '../partners/partners-client.js';
-import { type Position, PUBLISHED } from '../store/store.js';
+import type { ListPage, ListQuery } from '../partners/partners-client.js';
 import { draftsOnly } from './drafts-only.js';
 import { overlapIsComplete } from './overlap-window.js';
 import { PageProgress } from './page-progress.js';
 import { afterWhere, comparePositions, EPOCH, earlierOf, keyFieldFor, laterOf, sinceWhere } from './position.js';
+import { type Position, PUBLISHED, type SyncState } from './store-port.js';
 import { DEFAULT_PAGE_SIZE, finishPass, type Run, type SyncMode } from './sync-run.js';
 import { syncUndatedTail } from './undated-tail.js';
 import type { VariantSpec } from './variants.js';
 
+/** A page asked for, and when it was asked (a tombstone set after that is not undone by it). */
+interface Fetched {
+  readonly page: ListPage;
+  readonly fetchedAt: string;
+}
+
 /**
- * Pages through a list route in (updatedAt, key) order, committing each page with its checkpoint. The cursor never
- * moves past the run's start, so a record dated in the future cannot hide the edits made before its date.
+ * Pages through a list route in (updatedAt, key) order, committing each page with its checkpoint; the next page is
+ * fetched while the previous one commits. The cursor never moves past the run's start, so a record dated in the
+ * future cannot hide the edits made before its date.
  */
 export async function syncListed(run: Run, spec: VariantSpec, mode: SyncMode): Promise<void> {
   const { store, log } = run.deps;
@@ -29,16 +36,18 @@ export async function syncListed(run: Run, spec: VariantSpec, mode: SyncMode): P
       'cursor is past now; this run reads the collection in full',
     );
   const full = mode === 'full' || state.cursor === null || state.full !== null || broken;
-  let runId: string | null = null;
+  let pass: { runId: string; startedAt: string } | null = null;
   let after: Position | null;
   let where: ListQuery['where'];
   const resumable = state.incremental?.after ?? null;
   if (full) {
-    runId = state.full?.runId ?? randomUUID();
+    // A pass resumed after a crash keeps its run id and start: rows written since that start stay not its to delete.
+    pass = state.full ? { runId: state.full.runId, startedAt: state.full.startedAt } : null;
     after = state.full?.after ?? null;
-    if (!state.full) {
-      state = { ...state, full: { runId, after: null }, incremental: null };
-      await store.saveSyncState(key, state);
+    if (!pass) {
+      pass = { runId: randomUUID(), startedAt: run.now() };
+      state = { ...state, full: { ...pass, after: null }, incremental: null };
+      await run.saveState(key, state);
     }
     where = after ? afterWhere(after, keyField) : undefined;
   } else if (resumable && state.cursor && comparePositions(resumable, ceiling) <= 0) {
@@ -58,41 +67,78 @@ export async function syncListed(run: Run, spec: VariantSpec, mode: SyncMode): P
   }
   log.debug({ collection: run.collection, variant: spec.variant, full, resumeFrom: after }, 'sync pass starting');
   const progress = new PageProgress(run.route(), keyField);
+  const sort = `updatedAt,${keyField}`;
+  // One page fetched ahead at most; cancelled when the pass stops before using it.
+  const ahead = new AbortController();
+  const fetchPage = (pageNo: number, w: ListQuery['where']): Promise<Fetched> => {
+    const fetchedAt = run.now();
+    return run.listPage(spec.query, pageNo, limit, sort, w, ahead.signal).then((page) => ({ page, fetchedAt }));
+  };
   // Page numbers only while the pass holds no position yet: records without a date (sorted first) carry none.
   let pageNo = 1;
   // A full pass from the start learns the collection's size from its first page; reading fewer records than that
   // means some may sort after every date (null last, as PostgreSQL orders), where keyset filters never reach.
   let total: number | null = null;
   let read = 0;
-  for (;;) {
-    run.checkStop();
-    const page = await run.listPage(spec.query, pageNo, limit, `updatedAt,${keyField}`, where);
-    const docs = page.docs;
-    if (full && !where && pageNo === 1) total = page.totalDocs;
-    read += docs.length;
-    const last = run.positionsOf(docs, keyField);
-    progress.check(docs, after, last);
-    const moved = last !== null;
-    if (last) after = last;
-    if (docs.length > 0) {
-      state = full
-        ? { ...state, full: { runId: runId as string, after } }
-        : { ...state, cursor: laterOf(state.cursor, earlierOf(last, ceiling)), incremental: { after } };
-      const counts = await store.applyPage(key, docs, state, runId ?? undefined);
-      run.counted(counts, docs.length);
-      log.debug({ collection: run.collection, variant: spec.variant, docs: docs.length, ...counts }, 'page committed');
+  // What was read before the current `where`: its pages' totalDocs counts only what is left (progress totals).
+  const base = run.report.fetched;
+  let readBefore = base;
+  run.checkStop();
+  let pending: Promise<Fetched> | null = fetchPage(pageNo, where);
+  try {
+    while (pending) {
+      const { page, fetchedAt } = await pending;
+      pending = null;
+      const docs = page.docs;
+      if (full && !where && pageNo === 1) total = page.totalDocs;
+      const expected = readBefore + page.totalDocs;
+      read += docs.length;
+      const last = run.positionsOf(docs, keyField);
+      progress.check(docs, after, last);
+      const moved = last !== null;
+      if (last) after = last;
+      const more = docs.length > 0 && hasMore(page, limit);
+      if (more) {
+        if (moved && after) {
+          where = afterWhere(after, keyField);
+          pageNo = 1;
+          readBefore = base + read;
+        } else pageNo++;
+        // Fetch the next page while this one commits, unless a stop was asked for (this page still commits).
+        if (!run.stopRequested()) pending = fetchPage(pageNo, where);
+      }
+      if (docs.length > 0) {
+        state = pass
+          ? { ...state, full: { ...pass, after } }
+          : { ...state, cursor: laterOf(state.cursor, earlierOf(last, ceiling)), incremental: { after } };
+        const counts = await run.commit(key, {
+          upserts: docs,
+          fetchedAt,
+          next: state,
+          ...(pass ? { seenBy: pass.runId } : {}),
+        });
+        run.counted(counts, docs.length, expected);
+        log.debug(
+          { collection: run.collection, variant: spec.variant, docs: docs.length, changed: counts.changes.length },
+          'page committed',
+        );
+      }
+      if (more) run.checkStop();
     }
-    if (docs.length === 0 || !hasMore(page, limit)) break;
-    if (moved && after) {
-      where = afterWhere(after, keyField);
-      pageNo = 1;
-    } else pageNo++;
+  } finally {
+    if (pending) {
+      ahead.abort();
+      (pending as Promise<Fetched>).catch(() => undefined); // no longer wanted: its failure is nobody's
+    }
   }
-  if (full && runId && (total === null || read < total))
-    state = await syncUndatedTail(run, spec, key, state, runId, keyField, limit);
+  if (pass && (total === null || read < total))
+    state = await syncUndatedTail(run, spec, key, state, pass.runId, keyField, limit);
   const reached = earlierOf(after, ceiling);
   // A full pass read everything: its own position replaces the cursor (repairing one left past now).
   const cursor = full ? reached : laterOf(state.cursor, reached);
-  const keep = async () => (spec.variant === PUBLISHED && runId ? draftsOnly(run, key, runId, keyField) : []);
-  await finishPass(run, key, { ...state, incremental: null }, cursor, full && runId ? { runId, keep } : null);
+  const finalState: SyncState = { ...state, incremental: null };
+  if (!pass) return finishPass(run, key, finalState, cursor, null);
+  const { runId, startedAt } = pass;
+  const keep = async () => (spec.variant === PUBLISHED ? draftsOnly(run, key, runId, startedAt, keyField) : []);
+  await finishPass(run, key, finalState, cursor, { runId, startedAt, keep });
 }

@@ -1,6 +1,6 @@
 import { StuckPageError } from '../errors.js';
-import type { Position } from '../store/store.js';
 import type { UpstreamDoc } from '../vocabulary/ids.js';
+import type { Position } from './store-port.js';
 
 /**
  * Whether a page's last position is past the one it was asked to start after. Among equal instants only the very

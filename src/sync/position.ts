@@ -1,8 +1,8 @@
 import { BadResponseError } from '../errors.js';
 import type { Where } from '../partners/partners-client.js';
-import type { Position } from '../store/store.js';
 import type { CollectionSlug } from '../vocabulary/collections.js';
 import type { UpstreamDoc } from '../vocabulary/ids.js';
+import type { Position } from './store-port.js';
 
 /** The field that breaks updatedAt ties in sync order: `id`, or `filename` for media, which carry no id. */
 export const keyFieldFor = (c: CollectionSlug): string => (c === 'media' ? 'filename' : 'id');
@@ -17,7 +17,7 @@ export const isDated = (doc: UpstreamDoc): boolean =>
  */
 export function positionOf(doc: UpstreamDoc, keyField: string, route: string): Position | null {
   const key = doc[keyField];
-  if (typeof key !== 'string' && typeof key !== 'number') {
+  if (typeof key !== 'string' && typeof key !== 'number' && typeof key !== 'bigint') {
     throw new BadResponseError('GET', route, `a record has no ${keyField}`);
   }
   return isDated(doc) ? { updatedAt: doc.updatedAt as string, id: String(key) } : null;

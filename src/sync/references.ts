@@ -57,7 +57,7 @@ export function refValues(doc: UpstreamDoc, edge: RefEdge): JsonValue[] {
 
 /** The id of a reference value: the value itself, or a populated record's `id`. */
 export const refId = (v: JsonValue): string | null => {
-  if (typeof v === 'string' || typeof v === 'number') return String(v);
+  if (typeof v === 'string' || typeof v === 'number' || typeof v === 'bigint') return String(v);
   if (isJsonObject(v) && (typeof v.id === 'string' || typeof v.id === 'number')) return String(v.id);
   return null;
 };

@@ -1,9 +1,9 @@
 import { isUnderstudyError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { parkedBy } from '../partners/gate-parking.js';
 import { COLLECTIONS, type CollectionSlug, isCollectionSlug } from '../vocabulary/collections.js';
 import { isTenantSlug, type TenantSlug, tenantSlug } from '../vocabulary/ids.js';
-import { parkedBy } from '../writes/gate-parking.js';
-import type { CollectionReport, SyncMode } from './sync-collection.js';
+import { type CollectionReport, LOCKED, type SyncMode } from './sync-collection.js';
 
 /** One sync of one collection, as a queued job asks for it. */
 export interface CollectionTarget {
@@ -59,6 +59,8 @@ export type CollectionJobDecision =
   | { readonly kind: 'retry' | 'park'; readonly error: unknown };
 
 export const PREREQUISITE_WAIT_MS = 2000;
+/** How soon a job whose collection another run holds is tried again. */
+export const LOCKED_RETRY_MS = 5000;
 
 /** Validates job data read back from Redis (anything may have been put there by another version). */
 export function readCollectionTarget(raw: unknown): CollectionTarget | { readonly error: string } {
@@ -107,6 +109,11 @@ export async function runCollectionJob(
   const run = cancel.length > 0 ? AbortSignal.any(cancel) : new AbortController().signal;
   try {
     const outcome = await deps.runCollection(data, { signal: run, stop: deps.stopping });
+    // Another run (an inline `sync`, another host's worker) holds the collection's lease: try again later.
+    if (outcome.skipped === LOCKED) {
+      log.debug({ retryInMs: LOCKED_RETRY_MS }, 'collection held by another run; delayed');
+      return { kind: 'delay', reason: 'collection-busy', delayMs: LOCKED_RETRY_MS };
+    }
     // The sync core reports non-fatal failures on the collection; the queue retries them with backoff.
     if (outcome.error) throw new Error(outcome.error);
     // The sync core already logged the run's one outcome line; this is the job's view of it.

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { UpstreamError } from '../errors.js';
-import { PUBLISHED, type SyncState } from '../store/store.js';
 import { type RecordId, recordId, type UpstreamDoc } from '../vocabulary/ids.js';
 import { edgesTo, refId, refValues } from './references.js';
+import { PUBLISHED, type SyncState } from './store-port.js';
 import { finishPass, type Run, type SyncMode } from './sync-run.js';
 import type { VariantSpec } from './variants.js';
 
@@ -31,18 +31,23 @@ export async function syncByReference(run: Run, spec: VariantSpec, mode: SyncMod
     const live = await store.liveIds(key);
     ids = new Set([...ids].filter((id) => !live.has(id)));
   }
-  const runId = state.full?.runId ?? randomUUID();
-  const running: SyncState = { ...state, full: full ? { runId, after: null } : null };
+  const pass = full ? (state.full ?? { runId: randomUUID(), startedAt: run.now(), after: null }) : null;
+  const running: SyncState = { ...state, full: pass };
+  if (pass && !state.full) await run.saveState(key, running);
   for (const id of ids) {
     run.checkStop();
     let doc: UpstreamDoc;
+    const fetchedAt = run.now();
     try {
       doc = await client.getById(run.collection, recordId(id) as RecordId, { ...spec.query, depth: 0 }, run.opts);
     } catch (err) {
       if (err instanceof UpstreamError && err.status === 404) continue; // referenced but gone: not mirrored
       throw err;
     }
-    run.counted(await store.applyPage(key, [doc], running, full ? runId : undefined), 1);
+    run.counted(
+      await run.commit(key, { upserts: [doc], fetchedAt, next: running, ...(pass ? { seenBy: pass.runId } : {}) }),
+      1,
+    );
   }
-  await finishPass(run, key, running, running.cursor, full ? { runId } : null);
+  await finishPass(run, key, running, running.cursor, pass ? { runId: pass.runId, startedAt: pass.startedAt } : null);
 }

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { hasMore } from '../partners/list-envelope.js';
-import type { Position, SyncState } from '../store/store.js';
 import type { CollectionSlug } from '../vocabulary/collections.js';
 import type { UpstreamDoc } from '../vocabulary/ids.js';
 import { PageProgress } from './page-progress.js';
 import { afterWhere, keyFieldFor, laterOf, positionOf } from './position.js';
 import { edgesTo, populatedDocs, refId } from './references.js';
+import type { Position, SyncState } from './store-port.js';
 import { DEFAULT_PAGE_SIZE, finishPass, type Run, type SyncMode } from './sync-run.js';
 import type { VariantSpec } from './variants.js';
 
@@ -19,15 +19,16 @@ export async function syncEmbedded(run: Run, spec: VariantSpec, mode: SyncMode, 
   const key = run.key(spec.variant);
   const state = await store.getSyncState(key);
   if (mode === 'incremental' && state.cursor !== null && (await store.liveIds(key)).size > 0) {
-    await store.saveSyncState(key, { ...state, lastSuccessAt: run.now(), lastError: null });
+    await run.saveState(key, { ...state, lastSuccessAt: run.now(), lastError: null });
     return;
   }
   const edges = edgesTo(run.collection).filter((e) => e.from === from);
   const fields = edges.map((e) => e.path[0] as string);
   const limit = run.deps.pageSize ?? DEFAULT_PAGE_SIZE;
   const keyField = keyFieldFor(from);
-  const runId = randomUUID();
-  const running: SyncState = { ...state, full: { runId, after: null } };
+  const pass = { runId: randomUUID(), startedAt: run.now() };
+  const running: SyncState = { ...state, full: { ...pass, after: null } };
+  await run.saveState(key, running);
   // Only the embedding fields, populated one level, every joined record (`limit: 0`: Payload caps joins at 10).
   const select = Object.fromEntries(fields.map((f) => [f, true]));
   const joins = Object.fromEntries(fields.map((f) => [f, { limit: 0 }]));
@@ -37,6 +38,7 @@ export async function syncEmbedded(run: Run, spec: VariantSpec, mode: SyncMode, 
     run.checkStop();
     // Keyset paging over the parents, as for listed collections: parents created, edited or deleted mid-run
     // cannot shift the others across a page boundary.
+    const fetchedAt = run.now();
     const page = await client.listPage(
       {
         ...spec.query,
@@ -59,8 +61,11 @@ export async function syncEmbedded(run: Run, spec: VariantSpec, mode: SyncMode, 
     }
     progress.check(page.docs, after, last);
     after = laterOf(after, last);
-    if (found.size > 0) run.counted(await store.applyPage(key, [...found.values()], running, runId), found.size);
+    if (found.size > 0) {
+      const batch = { upserts: [...found.values()], fetchedAt, next: running, seenBy: pass.runId };
+      run.counted(await run.commit(key, batch), found.size);
+    }
     if (page.docs.length === 0 || !hasMore(page, limit)) break;
   }
-  await finishPass(run, key, running, state.cursor, { runId });
+  await finishPass(run, key, running, state.cursor, pass);
 }

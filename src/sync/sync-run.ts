@@ -1,10 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import { UnderstudyError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { CallOptions, ListPage, ListQuery, PartnersClient, ReadQuery } from '../partners/partners-client.js';
-import type { Position, Store, SyncKey, SyncState, Variant } from '../store/store.js';
 import type { CollectionSlug } from '../vocabulary/collections.js';
 import type { TenantSlug, UpstreamDoc } from '../vocabulary/ids.js';
 import { EPOCH, laterOf, positionOf } from './position.js';
+import type { Lease, Position, Store, SyncKey, SyncState, Variant, WriteBatch, WriteResult } from './store-port.js';
 
 export type SyncMode = 'full' | 'incremental';
 
@@ -26,8 +27,20 @@ export interface SyncDeps {
   readonly stop?: AbortSignal;
   /** Shared by every collection of one run in `sync_runs.run_id`; a fresh id per collection when absent. */
   readonly runId?: string;
-  /** Called after each committed page (progress display, metrics). */
-  readonly onProgress?: (p: { collection: CollectionSlug; pages: number; fetched: number }) => void;
+  /**
+   * How long `sync` waits for a collection another run holds before reporting it skipped ("locked by another
+   * run"). Default 0: skip at once.
+   */
+  readonly waitMs?: number;
+  /** How long a run's lease on a collection lasts without renewal (a crashed holder's expires after it). Default 30 s. */
+  readonly leaseTtlMs?: number;
+  /**
+   * Called after each committed page (progress display, metrics); `total`, when the upstream said it, is how many
+   * records this pass expects in all (`totalDocs` of what is left, plus what was read before).
+   */
+  readonly onProgress?: (p: { collection: CollectionSlug; pages: number; fetched: number; total?: number }) => void;
+  /** Told when a request of this run waits at its key's rate gate (`since`), and when it is let through (`null`). */
+  readonly onWaiting?: (p: { collection: CollectionSlug; kind: 'read' | 'write'; since: number | null }) => void;
 }
 
 export interface TenantTarget {
@@ -73,6 +86,10 @@ export class Run {
   readonly futureAfter: number;
   /** Ids of the first future-dated records seen, for the warning. */
   readonly futureIds: string[] = [];
+  /** The lease this run holds on its collection: every commit is fenced by it. */
+  lease: Lease | null = null;
+  /** This run's id (`sync_runs.run_id`, `changes.run_id`): the deps' when shared by a whole run, else its own. */
+  readonly runId: string;
   constructor(
     readonly deps: SyncDeps,
     readonly tenant: TenantSlug,
@@ -93,6 +110,7 @@ export class Run {
       ms: 0,
     };
     this.startedAt = this.now();
+    this.runId = deps.runId ?? randomUUID();
     this.futureAfter = Date.parse(this.startedAt) + (deps.clockSkewMs ?? DEFAULT_CLOCK_SKEW_MS);
   }
   /** The last position of a page, counting its undated and future-dated records on the way. */
@@ -110,8 +128,10 @@ export class Run {
     return last;
   }
   get opts(): CallOptions {
+    const { onWaiting } = this.deps;
     return {
       signal: this.signal,
+      ...(onWaiting ? { onWaiting: (kind, since) => onWaiting({ collection: this.collection, kind, since }) } : {}),
       onAttempt: () => {
         this.report.requests++;
       },
@@ -126,22 +146,54 @@ export class Run {
   key(variant: Variant): SyncKey {
     return { tenant: this.tenant, collection: this.collection, variant };
   }
-  counted(c: { inserted: number; updated: number; unchanged: number }, fetched: number): void {
+  /**
+   * Writes `batch` to the rows of `key`, fenced by this run's lease (nothing is committed once it is lost), its
+   * changes logged as this run's.
+   */
+  commit(key: SyncKey, batch: WriteBatch): Promise<WriteResult> {
+    const logged: WriteBatch = { ...batch, source: 'sync', runId: this.runId };
+    return this.deps.store.write(key, this.lease ? { ...logged, fence: this.lease } : logged);
+  }
+  /** Saves a sync state alone (a pass starting, or finishing without a page), fenced like every commit. */
+  async saveState(key: SyncKey, next: SyncState): Promise<void> {
+    await this.commit(key, { next });
+  }
+  /** Counts a committed page of `fetched` records. Revived rows count as updated. */
+  counted(c: WriteResult, fetched: number, total?: number): void {
     this.report.inserted += c.inserted;
-    this.report.updated += c.updated;
+    this.report.updated += c.updated + c.revived;
     this.report.unchanged += c.unchanged;
     this.report.fetched += fetched;
     this.pages++;
-    this.deps.onProgress?.({ collection: this.collection, pages: this.pages, fetched: this.report.fetched });
+    this.deps.onProgress?.({
+      collection: this.collection,
+      pages: this.pages,
+      fetched: this.report.fetched,
+      ...(total === undefined ? {} : { total }),
+    });
+  }
+  /** Whether a graceful stop was asked for (or the run cancelled). */
+  stopRequested(): boolean {
+    return this.deps.stop?.aborted === true || this.signal.aborted;
   }
   /** Throws between pages once a graceful stop was asked for: everything committed so far stays committed. */
   checkStop(): void {
-    if (this.deps.stop?.aborted || this.signal.aborted) {
+    if (this.stopRequested()) {
       throw new UnderstudyError('US_ABORTED', `sync of ${this.collection} stopped after ${this.pages} pages`);
     }
   }
-  /** Reads one page of this collection at depth 0: the copy `query` selects, `limit` records, `sort`ed. */
-  listPage(query: ReadQuery, page: number, limit: number, sort: string, where?: ListQuery['where']): Promise<ListPage> {
+  /**
+   * Reads one page of this collection at depth 0: the copy `query` selects, `limit` records, `sort`ed. `signal`
+   * also cancels it (a page fetched ahead that is no longer wanted).
+   */
+  listPage(
+    query: ReadQuery,
+    page: number,
+    limit: number,
+    sort: string,
+    where?: ListQuery['where'],
+    signal?: AbortSignal,
+  ): Promise<ListPage> {
     const q: ListQuery = {
       ...query,
       collection: this.collection,
@@ -151,7 +203,8 @@ export class Run {
       depth: 0,
       ...(where ? { where } : {}),
     };
-    return this.deps.client.listPage(q, this.opts);
+    const opts = this.opts;
+    return this.deps.client.listPage(q, signal ? { ...opts, signal: AbortSignal.any([opts.signal, signal]) } : opts);
   }
   route(suffix = ''): string {
     return `/partners/{version}/{tenant}/${this.collection}${suffix}`;
@@ -160,17 +213,22 @@ export class Run {
 
 /**
  * The one last step of every pass: the state it leaves (`cursor`, no run in progress, a success), saved with the
- * deletions of a full pass (rows its run did not see, except those `keep` finds) or alone.
+ * deletions of a full pass (live rows its run did not see and that were not written since it started, except those
+ * `keep` finds) or alone.
  */
 export async function finishPass(
   run: Run,
   key: SyncKey,
   state: SyncState,
   cursor: Position | null,
-  full: { readonly runId: string; readonly keep?: () => Promise<readonly string[]> } | null,
+  full: { readonly runId: string; readonly startedAt: string; readonly keep?: () => Promise<readonly string[]> } | null,
 ): Promise<void> {
   const done: SyncState = { ...state, cursor: cursor ?? EPOCH, full: null, lastSuccessAt: run.now(), lastError: null };
-  if (!full) return run.deps.store.saveSyncState(key, done);
+  if (!full) return run.saveState(key, done);
   const keep = (await full.keep?.()) ?? [];
-  run.report.deleted += await run.deps.store.completeFull(key, full.runId, done, run.now(), keep);
+  const r = await run.commit(key, {
+    next: done,
+    tombstoneUnseen: { runId: full.runId, startedAt: full.startedAt, keep },
+  });
+  run.report.deleted += r.deleted;
 }

@@ -6,6 +6,7 @@ import { reachability } from './reachability.js';
 import { edgesTo } from './references.js';
 import {
   type CollectionReport,
+  LOCKED,
   type SyncDeps,
   type SyncMode,
   syncCollection,
@@ -68,7 +69,16 @@ export async function syncTenant(
     report.collections.push(r);
     report.collections.sort((a, b) => wanted.indexOf(a.name) - wanted.indexOf(b.name));
   };
+  // A collection another run holds is tried again once the others are done (that run may have finished it by
+  // then); only one still held at the end is reported skipped, "locked by another run".
+  const held: CollectionSlug[] = [];
   for (const c of syncOrder(wanted, routes)) {
+    if (signal.aborted || deps.stop?.aborted) throw new UnderstudyError('US_ABORTED', 'sync stopped');
+    const r = await syncCollection(run, target, c, mode, routes, signal, { quietIfLocked: true });
+    if (r.skipped === LOCKED) held.push(c);
+    else push(r);
+  }
+  for (const c of held) {
     if (signal.aborted || deps.stop?.aborted) throw new UnderstudyError('US_ABORTED', 'sync stopped');
     push(await syncCollection(run, target, c, mode, routes, signal));
   }

@@ -1,6 +1,6 @@
 import { hasMore } from '../partners/list-envelope.js';
-import type { SyncKey, SyncState } from '../store/store.js';
 import { positionOf } from './position.js';
+import type { SyncKey, SyncState } from './store-port.js';
 import type { Run } from './sync-run.js';
 import type { VariantSpec } from './variants.js';
 
@@ -25,11 +25,12 @@ export async function syncUndatedTail(
 ): Promise<SyncState> {
   for (let pageNo = 1; pageNo <= MAX_TAIL_PAGES; pageNo++) {
     run.checkStop();
+    const fetchedAt = run.now();
     const page = await run.listPage(spec.query, pageNo, limit, `-updatedAt,${keyField}`);
     const undated = page.docs.filter((d) => positionOf(d, keyField, run.route()) === null);
     if (undated.length > 0) {
       run.positionsOf(undated, keyField);
-      run.counted(await run.deps.store.applyPage(key, undated, state, runId), undated.length);
+      run.counted(await run.commit(key, { upserts: undated, fetchedAt, next: state, seenBy: runId }), undated.length);
     }
     if (undated.length < page.docs.length || page.docs.length === 0 || !hasMore(page, limit)) break;
   }

@@ -1,6 +1,6 @@
 import type { ReadQuery } from '../partners/partners-client.js';
-import { PUBLISHED, type Variant } from '../store/store.js';
 import { type CollectionSlug, VERSIONED } from '../vocabulary/collections.js';
+import { PUBLISHED, type Variant } from './store-port.js';
 import type { TenantTarget } from './sync-run.js';
 
 /** One copy of a collection to mirror, and the read parameters that fetch it. */

@@ -2,11 +2,11 @@ import { describeError, UnderstudyError, UpstreamError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { BulkResult, CallOptions, PartnersClient } from '../partners/partners-client.js';
 import { docKey } from '../store/extract-row.js';
-import { PUBLISHED, type Store, type SyncKey } from '../store/store.js';
-import type { BulkFailure } from '../store/write-log.js';
+import { PUBLISHED, type Store, type SyncKey, type WriteBatch } from '../sync/store-port.js';
 import { type CollectionSlug, NATURAL_KEY, VERSIONED } from '../vocabulary/collections.js';
 import { isJsonObject, type JsonObject, type JsonValue, recordId, type UpstreamDoc } from '../vocabulary/ids.js';
 import { type BulkJob, type CreateJob, routeOf, type WriteJobData } from './write-job.js';
+import type { BulkFailure } from './write-log.js';
 
 /** What applying a write needs: the tenant's client, the mirror, and how to bring the mirror up after a bulk write. */
 export interface WriteDeps {
@@ -24,6 +24,8 @@ export interface ApplyOptions {
   readonly signal: AbortSignal;
   /** An earlier attempt went out without a usable answer: a create looks for its record before sending again. */
   readonly priorUnknown: boolean;
+  /** The write job's id, logged as the `run_id` of the changes its write-through makes. */
+  readonly jobId?: string;
 }
 
 /** How a write ended upstream and in the mirror. */
@@ -81,12 +83,15 @@ export async function applyWrite(deps: WriteDeps, data: WriteJobData, opts: Appl
   const { client } = deps;
   const call: CallOptions = { signal: opts.signal };
   const route = routeOf(data);
+  // Every request of this write leaves after this instant: what it answers was read after it (a tombstone set
+  // before it may be undone by the answer; one set after it may not).
+  const sentAt = (deps.now?.() ?? new Date()).toISOString();
   switch (data.op) {
     case 'create': {
       if (opts.priorUnknown) {
         const found = await findCreated(deps, data, call);
         if (found) {
-          const mirrorError = await mirrorDoc(deps, data.collection, data.draft === true, found);
+          const mirrorError = await mirrorDoc(deps, data.collection, data.draft === true, found, sentAt, opts);
           return withMirror(
             { status: 'ok', resultId: docKey(data.collection, found), note: 'found after unknown outcome' },
             mirrorError,
@@ -94,7 +99,7 @@ export async function applyWrite(deps: WriteDeps, data: WriteJobData, opts: Appl
         }
       }
       const doc = await client.create(data.collection, data.body, writeQuery(data.collection, data.draft), call);
-      const mirrorError = await mirrorDoc(deps, data.collection, data.draft === true, doc);
+      const mirrorError = await mirrorDoc(deps, data.collection, data.draft === true, doc, sentAt, opts);
       return withMirror({ status: 'ok', resultId: docKey(data.collection, doc) }, mirrorError);
     }
     case 'update': {
@@ -108,7 +113,7 @@ export async function applyWrite(deps: WriteDeps, data: WriteJobData, opts: Appl
         call,
       );
       const doc = TAKES_DEPTH(data.collection) ? answer : idsForRelationships(answer);
-      const mirrorError = await mirrorDoc(deps, data.collection, data.draft === true, doc);
+      const mirrorError = await mirrorDoc(deps, data.collection, data.draft === true, doc, sentAt, opts);
       return withMirror({ status: 'ok', resultId: docKey(data.collection, doc) ?? data.id }, mirrorError);
     }
     case 'delete': {
@@ -123,7 +128,11 @@ export async function applyWrite(deps: WriteDeps, data: WriteJobData, opts: Appl
       let mirrorError: string | undefined;
       try {
         const key: SyncKey = { tenant: client.tenant, collection: data.collection, variant: PUBLISHED };
-        await deps.store.markDeleted(key, data.id, (deps.now?.() ?? new Date()).toISOString());
+        await deps.store.write(key, {
+          deletes: [data.id],
+          now: (deps.now?.() ?? new Date()).toISOString(),
+          ...writeThrough(opts),
+        });
       } catch (err) {
         mirrorError = describeError(err);
         deps.log.warn({ err: mirrorError, collection: data.collection }, 'delete applied, mirror not updated');
@@ -134,6 +143,12 @@ export async function applyWrite(deps: WriteDeps, data: WriteJobData, opts: Appl
       return applyBulk(deps, data, opts);
   }
 }
+
+/** A write-through's change-log origin: source `write`, and the job's id. */
+const writeThrough = (opts: ApplyOptions): Pick<WriteBatch, 'source' | 'runId'> => ({
+  source: 'write',
+  ...(opts.jobId ? { runId: opts.jobId } : {}),
+});
 
 const draftQuery = (draft: boolean | undefined) => (draft ? { draft: true } : {});
 
@@ -222,12 +237,14 @@ async function mirrorDoc(
   collection: CollectionSlug,
   askedDraft: boolean,
   doc: UpstreamDoc,
+  fetchedAt: string,
+  opts: ApplyOptions,
 ): Promise<string | undefined> {
   const draft = answeredDraft(collection, askedDraft, doc);
   if (draft && !deps.mirrorDrafts) return undefined;
   try {
     const key: SyncKey = { tenant: deps.client.tenant, collection, variant: draft ? 'draft' : PUBLISHED };
-    await deps.store.upsertDocs(key, [doc]);
+    await deps.store.write(key, { upserts: [doc], fetchedAt, ...writeThrough(opts) });
     return undefined;
   } catch (err) {
     const message = describeError(err);

@@ -1,5 +1,5 @@
 import { BadResponseError, describeError, UnderstudyError, UpstreamError } from '../errors.js';
-import { GateParkedError } from './gate-parking.js';
+import { GateParkedError } from '../partners/gate-parking.js';
 
 /** What to do about a failed write attempt. */
 export type FailureClass =

@@ -1,6 +1,6 @@
 import { describeError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { WriteLog, WriteLogEntry, WriteStatus } from '../store/write-log.js';
+import type { WriteLog, WriteLogEntry, WriteStatus } from './write-log.js';
 
 /** A write job as the queue keeps it, as far as the sweep reads it (BullMQ's `Job` has all of it). */
 export interface QueuedWriteJob {

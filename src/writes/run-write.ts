@@ -1,16 +1,16 @@
 import { describeError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { withParking } from '../partners/gate-parking.js';
 import type { PartnersClient } from '../partners/partners-client.js';
-import type { Store } from '../store/store.js';
-import type { WriteLog, WriteLogEntry, WriteStatus } from '../store/write-log.js';
+import type { Store } from '../sync/store-port.js';
 import type { CollectionSlug } from '../vocabulary/collections.js';
 import { applyWrite, naturalKeyOf, outcomeUnknown, type WriteOutcome } from './apply-write.js';
 import { classifyFailure } from './classify-failure.js';
 import { decideWriteRetry, type RetryDecision, type WriteRetryPolicy } from './decide-write-retry.js';
-import { withParking } from './gate-parking.js';
 import type { RecordLine, RecordTarget } from './record-line.js';
 import { parseJobData } from './validate-write.js';
 import { type CreateJob, describeTarget, recordOf, routeOf, type WriteJobData } from './write-job.js';
+import type { WriteLog, WriteLogEntry, WriteStatus } from './write-log.js';
 import { readProgress, type WriteProgress } from './write-progress.js';
 
 /** What the worker knows about one configured tenant. */
@@ -96,14 +96,22 @@ export async function runWrite(deps: RunWriteDeps, job: WriteJobView, signal?: A
   try {
     data = await parseJobData(job.data);
   } catch (err) {
+    const message = `job data: ${describeError(err)}`;
     log.error({ reason: describeError(err) }, 'write job data refused');
-    return { kind: 'fail', message: `job data: ${describeError(err)}` };
+    await job.saveProgress({ ...readProgress(job.progress), error: { code: 'US_VALIDATION', status: null, message } });
+    return { kind: 'fail', message };
   }
   const target: RecordTarget | null = (() => {
     const id = recordOf(data);
     return id === null ? null : { tenant: data.tenant, collection: data.collection, id };
   })();
   const progress = readProgress(job.progress);
+  /** The progress last saved: a failure adds its error to it, for `getWrite`. */
+  let latest: WriteProgress = progress;
+  const save = async (p: WriteProgress) => {
+    latest = p;
+    await job.saveProgress(p);
+  };
   const base = {
     jobId,
     tenant: data.tenant,
@@ -149,6 +157,7 @@ export async function runWrite(deps: RunWriteDeps, job: WriteJobView, signal?: A
     message: string,
     fields: { attempts: number; code: string; status: number | null; startedAt?: string; runMs?: number },
   ): Promise<WriteDecision> => {
+    await save({ ...latest, error: { code: fields.code, status: fields.status, message } });
     await record('failed', {
       attempts: fields.attempts,
       error: message,
@@ -198,12 +207,7 @@ export async function runWrite(deps: RunWriteDeps, job: WriteJobView, signal?: A
 
   const attempt = progress.attempts + 1;
   const priorUnknown = progress.unknownOutcome || progress.sending;
-  await job.saveProgress({
-    attempts: attempt,
-    unknownOutcome: priorUnknown,
-    sending: true,
-    rateWaitMs: progress.rateWaitMs,
-  });
+  await save({ attempts: attempt, unknownOutcome: priorUnknown, sending: true, rateWaitMs: progress.rateWaitMs });
   const started = now();
   const startedAt = iso(started);
   const timing = () => ({ startedAt, waitMs: started - job.timestamp, runMs: now() - started });
@@ -220,7 +224,7 @@ export async function runWrite(deps: RunWriteDeps, job: WriteJobView, signal?: A
           afterBulk: (collection, s) => deps.afterBulk(data.tenant, collection, s),
         },
         data,
-        { signal: run, priorUnknown },
+        { signal: run, priorUnknown, jobId },
       );
     const { parking, othersWaiting } = deps;
     const outcome = parking
@@ -266,7 +270,11 @@ export async function runWrite(deps: RunWriteDeps, job: WriteJobView, signal?: A
       deps,
       deps.random ?? Math.random,
     );
-    await job.saveProgress(decision.progress);
+    await save(
+      decision.kind === 'retry-after'
+        ? { ...decision.progress, error: { code: decision.code, status: decision.status, message: decision.message } }
+        : decision.progress,
+    );
     const attempts = decision.progress.attempts;
     switch (decision.kind) {
       case 'hand-back':

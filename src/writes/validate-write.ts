@@ -1,6 +1,5 @@
 import * as v from 'valibot';
 import { UnderstudyError } from '../errors.js';
-import { RESOURCE_FIELDS } from '../partners/resource-fields.js';
 import {
   type CollectionSlug,
   FORBIDDEN_FIELDS,
@@ -9,9 +8,20 @@ import {
   THEME_SCHEMA_COLLECTIONS,
   VERSIONED,
 } from '../vocabulary/collections.js';
-import { isJsonObject, isTenantSlug, type JsonObject, type JsonValue } from '../vocabulary/ids.js';
+import { isJsonObject, isTenantSlug, type JsonObject, type JsonValue, recordIdProblem } from '../vocabulary/ids.js';
+import { tooDeepAt } from '../vocabulary/json-depth.js';
 import { checkThemeSettings } from './theme-settings-check.js';
-import { type BulkBody, bulkKindOf, draftAllowed, WRITABLE, type WriteJobData, type WriteOp } from './write-job.js';
+import { bodyProblem, CREATE_BODIES, isUnknownField, MAX_BODY_DEPTH, UPDATE_BODIES } from './write-bodies.js';
+import {
+  type BulkBody,
+  bulkKindOf,
+  type CreateCollection,
+  draftAllowed,
+  type UpdateCollection,
+  WRITABLE,
+  type WriteJobData,
+  type WriteOp,
+} from './write-job.js';
 import { WriteJobSchema } from './write-job-schema.js';
 
 /** Default cap on a write body, as compact JSON (config `writes.maxBodyBytes`). */
@@ -121,6 +131,10 @@ function checkBulkBody(body: JsonObject, collection: CollectionSlug): BulkBody {
     (!Array.isArray(ids) || ids.length === 0 || !ids.every((i) => typeof i === 'string' || typeof i === 'number'))
   )
     fail('bulk body: ids must be a non-empty array of record ids');
+  for (const i of Array.isArray(ids) ? ids : []) {
+    const problem = recordIdProblem(String(i));
+    if (problem) fail(`bulk body: id ${JSON.stringify(i)} ${problem}`);
+  }
   if (all !== undefined && all !== true) fail('bulk body: all must be true when given');
   if (set !== undefined && !isJsonObject(set)) fail('bulk body: set must be an object of key: value');
   if (unset !== undefined && (!Array.isArray(unset) || !unset.every((k) => typeof k === 'string')))
@@ -180,6 +194,8 @@ export async function validateWrite(
     if (!needsId) fail(`${op} takes no id (the ${op === 'bulk' ? 'body names the records' : 'upstream assigns it'})`);
     if (typeof rawId !== 'string' && typeof rawId !== 'number') fail('id must be a string or a number');
     id = String(rawId);
+    const problem = recordIdProblem(id);
+    if (problem) fail(`id ${JSON.stringify(id)} ${problem}`);
   } else if (needsId) {
     fail(`${op} of ${c} needs the id of the record`);
   }
@@ -204,6 +220,9 @@ export async function validateWrite(
   const withDraft = draft === true ? { draft: true } : {};
   const poison = poisonKeyIn(r.body);
   if (poison !== null) fail(`body: key "${poison}" is refused (__proto__, constructor and prototype are never sent)`);
+  const deep = tooDeepAt(r.body, MAX_BODY_DEPTH);
+  if (deep !== null)
+    fail(`body is nested more than ${MAX_BODY_DEPTH} levels deep (at ${deep.split('.').slice(0, 4).join('.')}…)`);
   if (limits !== 'skip' && r.body !== undefined) {
     const max = limits.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     let json: string | undefined;
@@ -244,15 +263,14 @@ export async function validateWrite(
       );
     }
   }
-  const known = RESOURCE_FIELDS[c];
-  if (limits !== 'skip' && limits.allowExtraFields !== true && known) {
-    const extra = Object.keys(b).find((k) => !known.has(k));
-    if (extra !== undefined)
-      fail(
-        `field "${extra}" is not in the spec's ${c} resource shape (set writes.allowExtraFields on tenant ${t} ` +
-          'in the config to send fields the spec does not show)',
-      );
-  }
+  if (limits !== 'skip' && op === 'update' && Object.keys(b).length === 0)
+    fail(`update of ${c}/${id}: the body is empty, so there is nothing to change`);
+  const problem = bodyProblem(
+    op === 'create' ? CREATE_BODIES[c as CreateCollection] : UPDATE_BODIES[c as UpdateCollection],
+    b,
+    { resource: c, tenant: t, allowExtraFields: limits === 'skip' || limits.allowExtraFields === true },
+  );
+  if (problem) fail(problem);
   return parseWithSchema(
     op === 'create'
       ? { ...common, ...withDraft, op, collection: c, body: b }
@@ -263,10 +281,9 @@ export async function validateWrite(
 /** The last word on job data: `WriteJobSchema`, the schema docs/writes.md publishes. */
 function parseWithSchema(data: unknown): WriteJobData {
   const parsed = v.safeParse(WriteJobSchema, data);
-  if (!parsed.success) {
-    const issue = parsed.issues[0];
-    fail(`job data: ${v.getDotPath(issue) ?? '(root)'}: ${issue.message}`);
-  }
+  // A field the body's shape does not have was dealt with by the body check (allowed, or refused by name).
+  const issue = parsed.issues?.find((i) => !(isUnknownField(i) && i.path?.[0]?.key === 'body'));
+  if (issue) fail(`job data: ${v.getDotPath(issue) ?? '(root)'}: ${issue.message}`);
   return data as WriteJobData;
 }
 

@@ -1,6 +1,8 @@
 import { toJsonSchema } from '@valibot/to-json-schema';
 import * as v from 'valibot';
-import { TENANT_SLUG } from '../vocabulary/ids.js';
+import { FIELD_KINDS, Link, Meta, RESOURCE_SHAPES, Theme } from '../partners/resource-fields.js';
+import { RECORD_ID, TENANT_SLUG } from '../vocabulary/ids.js';
+import { CREATE_BODIES, UPDATE_BODIES } from './write-bodies.js';
 import type {
   BulkCollection,
   CreateCollection,
@@ -12,31 +14,10 @@ import type {
 /**
  * The one schema of write-job data as stored in Redis. `validateWrite` parses every job with it (after the checks
  * that name a problem in words), the worker re-parses what it reads back, and the JSON Schema in docs/writes.md is
- * generated from it (`writeJobJsonSchema`), so the three cannot drift.
+ * generated from it (`writeJobJsonSchema`), so the three cannot drift. Bodies have the shape of their route
+ * (`write-bodies.ts`, from the spec's resource shapes); a field the shape does not have is refused at enqueue unless
+ * the tenant's config sets `writes.allowExtraFields`.
  */
-
-const CREATE = ['series', 'posts', 'blogs', 'media', 'forms'] as const satisfies readonly CreateCollection[];
-const UPDATE = [
-  'seasons',
-  'organizations',
-  'media',
-  'custom-attributes',
-  'redirects',
-  'event-instances',
-] as const satisfies readonly UpdateCollection[];
-const DELETE = 'event-instances' satisfies DeleteCollection;
-const BULK = ['organizations', 'series', 'blogs'] as const satisfies readonly BulkCollection[];
-
-/** The request body as the Partners API takes it (its fields are checked at enqueue, see docs/writes.md). */
-export const BodySchema = v.pipe(
-  v.record(v.string(), v.unknown()),
-  v.description(
-    'The request body as the Partners API takes it: only fields of the resource shape in the spec (unless the ' +
-      "tenant's config sets writes.allowExtraFields), never blocks, theme or themeSettings on series/posts/blogs " +
-      'creates and seasons/organizations updates, no __proto__, constructor or prototype key at any depth, and at ' +
-      'most writes.maxBodyBytes of JSON (default 1 MiB).',
-  ),
-);
 
 /** A bulk set/unset: exactly one of where, ids or all (checked by validateWrite), and set and/or unset. */
 export const BulkBodySchema = v.pipe(
@@ -58,55 +39,107 @@ const common = {
   tenant: v.pipe(v.string(), v.regex(TENANT_SLUG)),
   idempotencyKey: v.exactOptional(v.pipe(v.string(), v.minLength(1), v.maxLength(200))),
   seq: v.exactOptional(v.pipe(v.number(), v.safeInteger(), v.minValue(1))),
-};
-const recordId = v.pipe(v.string(), v.minLength(1));
+} as const;
+const recordId = v.pipe(v.string(), v.regex(RECORD_ID));
+const draft = v.exactOptional(v.boolean());
+
+const create = <C extends CreateCollection>(collection: C) =>
+  v.strictObject({
+    op: v.literal('create'),
+    collection: v.literal(collection),
+    body: CREATE_BODIES[collection],
+    draft,
+    ...common,
+  });
+const update = <C extends UpdateCollection>(collection: C) =>
+  v.strictObject({
+    op: v.literal('update'),
+    collection: v.literal(collection),
+    id: recordId,
+    body: UPDATE_BODIES[collection],
+    draft,
+    ...common,
+  });
+const bulk = <C extends BulkCollection>(collection: C) =>
+  v.strictObject({ op: v.literal('bulk'), collection: v.literal(collection), body: BulkBodySchema, draft, ...common });
 
 export const WriteJobSchema = v.pipe(
   v.variant('op', [
-    v.strictObject({
-      op: v.literal('create'),
-      collection: v.picklist(CREATE),
-      body: BodySchema,
-      draft: v.exactOptional(v.boolean()),
-      ...common,
-    }),
-    v.strictObject({
-      op: v.literal('update'),
-      collection: v.picklist(UPDATE),
-      id: recordId,
-      body: BodySchema,
-      draft: v.exactOptional(v.boolean()),
-      ...common,
-    }),
+    v.variant('collection', [create('series'), create('posts'), create('blogs'), create('media'), create('forms')]),
+    v.variant('collection', [
+      update('seasons'),
+      update('organizations'),
+      update('media'),
+      update('custom-attributes'),
+      update('redirects'),
+      update('event-instances'),
+    ]),
     v.strictObject({
       op: v.literal('delete'),
-      collection: v.literal(DELETE),
+      collection: v.literal('event-instances' satisfies DeleteCollection),
       id: recordId,
       ...common,
     }),
-    v.strictObject({
-      op: v.literal('bulk'),
-      collection: v.picklist(BULK),
-      body: BulkBodySchema,
-      draft: v.exactOptional(v.boolean()),
-      ...common,
-    }),
+    v.variant('collection', [bulk('organizations'), bulk('series'), bulk('blogs')]),
   ]),
   v.title('understudy write job data'),
 );
 
 // The interfaces in write-job.ts and the schema describe the same data: the compiler checks both directions
-// (bodies aside: the interfaces type them as JSON, the schema as records of unknown).
+// (bodies aside: the interfaces type them as JSON, the schema by their route's shape).
 type NoBody<T> = T extends unknown ? Omit<T, 'body'> : never;
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const _sameShape: Same<NoBody<v.InferOutput<typeof WriteJobSchema>>, NoBody<WriteJobData>> = true;
 void _sameShape;
 
+const camel = (s: string) => s.replace(/-(.)/g, (_, c: string) => c.toUpperCase());
+/** `$defs` names of the bodies: the resource's (`eventInstances`), or `seriesCreate` where the route leaves fields out. */
+const bodyDefinitions = (suffix: string, bodies: Readonly<Record<string, v.GenericSchema>>) =>
+  Object.fromEntries(
+    Object.entries(bodies).map(([c, s]) => [
+      `${camel(c)}${s === RESOURCE_SHAPES[c as keyof typeof RESOURCE_SHAPES] ? '' : suffix}`,
+      s,
+    ]),
+  );
+
 /** The JSON Schema (draft 2020-12) of write-job data, generated from `WriteJobSchema`; docs/writes.md shows it. */
 export function writeJobJsonSchema(): Record<string, unknown> {
   const { $schema, title, ...rest } = toJsonSchema(WriteJobSchema, {
     target: 'draft-2020-12',
-    definitions: { body: BodySchema, bulkBody: BulkBodySchema },
+    definitions: {
+      ...bodyDefinitions('Create', CREATE_BODIES),
+      ...bodyDefinitions('Update', UPDATE_BODIES),
+      bulkBody: BulkBodySchema,
+      meta: Meta,
+      theme: Theme,
+      link: Link,
+      ...FIELD_KINDS,
+      ...common,
+      id: recordId,
+      draft,
+    },
   });
   return { $schema, $id: 'https://understudy.local/schemas/write-job.json', title, ...rest };
+}
+
+/** One line: `{ "a": 1 }`, `["x", "y"]`. */
+const oneLine = (x: unknown): string => {
+  if (Array.isArray(x)) return `[${x.map(oneLine).join(', ')}]`;
+  if (typeof x !== 'object' || x === null) return JSON.stringify(x) ?? 'null';
+  const parts = Object.entries(x).map(([k, y]) => `${JSON.stringify(k)}: ${oneLine(y)}`);
+  return parts.length === 0 ? '{}' : `{ ${parts.join(', ')} }`;
+};
+
+/**
+ * JSON as docs/writes.md prints the schema: indented by two spaces, with every object or array that fits in
+ * `width` columns on one line (`{ "$ref": "#/$defs/text" }`), so the schema reads as a list of fields.
+ */
+export function formatJson(value: unknown, width = 110, indent = ''): string {
+  const flat = oneLine(value);
+  if (typeof value !== 'object' || value === null || indent.length + flat.length <= width) return flat;
+  const inner = `${indent}  `;
+  const lines = Array.isArray(value)
+    ? value.map((x) => inner + formatJson(x, width, inner))
+    : Object.entries(value).map(([k, x]) => `${inner}${JSON.stringify(k)}: ${formatJson(x, width, inner)}`);
+  return Array.isArray(value) ? `[\n${lines.join(',\n')}\n${indent}]` : `{\n${lines.join(',\n')}\n${indent}}`;
 }

@@ -1,3 +1,10 @@
+/** The last error of a write: its code (`US_…`), the upstream's HTTP status and the message. */
+export interface WriteError {
+  readonly code: string;
+  readonly status: number | null;
+  readonly message: string;
+}
+
 /** Kept in the job's `progress` across attempts (BullMQ itself makes one attempt per write; we count ours). */
 export interface WriteProgress {
   /** Attempts that went (or may have gone) upstream. */
@@ -8,15 +15,25 @@ export interface WriteProgress {
   readonly sending: boolean;
   /** Time spent on 429s so far: attempts that ended in one, and the delays they asked for. */
   readonly rateWaitMs: number;
+  /** Why the last attempt failed (a write retrying, or failed for good): what `getWrite` reports. */
+  readonly error?: WriteError;
 }
+
+const readError = (e: unknown): WriteError | undefined => {
+  const o = (typeof e === 'object' && e !== null ? e : {}) as Record<string, unknown>;
+  if (typeof o.code !== 'string' || typeof o.message !== 'string') return undefined;
+  return { code: o.code, status: typeof o.status === 'number' ? o.status : null, message: o.message };
+};
 
 /** Reads a job's stored progress back; anything unreadable counts as a fresh start. */
 export function readProgress(p: unknown): WriteProgress {
   const o = (typeof p === 'object' && p !== null ? p : {}) as Record<string, unknown>;
+  const error = readError(o.error);
   return {
     attempts: typeof o.attempts === 'number' && o.attempts >= 0 ? o.attempts : 0,
     unknownOutcome: o.unknownOutcome === true,
     sending: o.sending === true,
     rateWaitMs: typeof o.rateWaitMs === 'number' && o.rateWaitMs >= 0 ? o.rateWaitMs : 0,
+    ...(error ? { error } : {}),
   };
 }

@@ -1,11 +1,12 @@
 import { once } from 'node:events';
-import { readdirSync, readlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { enqueueSync } from '../../src/queue/enqueue-sync.js';
+import { enqueueSync } from '../../src/app/enqueue-sync.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
+import { fdsOn, poolCensusEnv, readPoolCensus } from '../helpers/resource-census.js';
 import { collect, spawnCli } from '../helpers/run-cli.js';
-import { workerHarness } from './worker-harness.js';
+import { tempDir, workerHarness } from './worker-harness.js';
 
 let server: TestRedis;
 beforeAll(async () => {
@@ -24,21 +25,16 @@ const freePort = async (): Promise<number> => {
   return typeof addr === 'object' && addr ? addr.port : 0;
 };
 
-/** The open file descriptors of `pid` whose link ends in `suffix` (what `ls -l /proc/$PID/fd | grep -c` counts). */
-const fdsOn = (pid: number, suffix: string): number =>
-  readdirSync(`/proc/${pid}/fd`).filter((fd) => {
-    try {
-      return readlinkSync(`/proc/${pid}/fd/${fd}`).endsWith(suffix);
-    } catch {
-      return false; // closed meanwhile
-    }
-  }).length;
-
-describe.runIf(process.platform === 'linux')('one composition root (issue 13)', () => {
+// The detectors (file descriptors from /proc, the HTTP pool census) are shown to notice a second handle or pool in
+// resource-census.test.ts.
+describe.runIf(process.platform === 'linux')('one composition root (issues 13, 16)', () => {
   it('a running worker holds one handle on the mirror file (plus -wal/-shm) and one HTTP pool', async () => {
     const h = await workerHarness(server.url);
     const port = await freePort();
-    const worker = spawnCli(['worker', '--config', h.configPath, '--http', String(port)], { env: h.env });
+    const census = join(tempDir(), 'census.json');
+    const worker = spawnCli(['worker', '--config', h.configPath, '--http', String(port)], {
+      env: { ...h.env, ...poolCensusEnv(census) },
+    });
     const out = collect(worker);
     const pid = worker.pid;
     if (pid === undefined) throw new Error('worker did not start');
@@ -66,5 +62,9 @@ describe.runIf(process.platform === 'linux')('one composition root (issue 13)', 
     const starting = result.stderr.split('\n').find((l) => l.includes('"msg":"worker starting"'));
     expect(starting, result.stderr).toBeDefined();
     expect(JSON.parse(starting ?? '{}').httpPools).toBe(1);
+    // Every request the process made went through one pool: the app's.
+    const pools = readPoolCensus(census);
+    expect(pools.pools, JSON.stringify(pools)).toBe(1);
+    expect(pools.requests, JSON.stringify(pools)).toBe(pools.pooled);
   });
 });

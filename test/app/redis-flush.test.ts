@@ -1,16 +1,16 @@
 import { Writable } from 'node:stream';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
-import { createWorkerApp } from '../../src/app/start-sync-worker.js';
+import { createApp } from '../../src/app/create-app.js';
+import { enqueueSync } from '../../src/app/enqueue-sync.js';
 import { collectStatus, formatStatus } from '../../src/cli/status-command.js';
 import { parseConfig } from '../../src/config/load-config.js';
 import { createLogger } from '../../src/log.js';
 import { createOpsMetrics } from '../../src/ops/metrics.js';
 import { keyHash } from '../../src/partners/key-hash.js';
-import { enqueueSync } from '../../src/queue/enqueue-sync.js';
 import { sentinelKey } from '../../src/queue/redis-loss.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
-import { workerHarness } from './worker-harness.js';
+import { syncWorker, workerHarness } from './worker-harness.js';
 
 // FLUSHALL empties the whole server: these tests need one of their own.
 let server: TestRedis;
@@ -48,7 +48,7 @@ describe('Redis emptied under a running worker (own redis-server)', () => {
       }),
     });
     const metrics = createOpsMetrics({ processMetrics: false });
-    const app = await createWorkerApp(config, { log, env: h.env, redisCheckMs: 100, metrics });
+    const app = await syncWorker(config, { log, env: h.env, redisCheckMs: 100, metrics });
     const stop = new AbortController();
     const running = app.run(stop.signal);
     onTestFinished(async () => {
@@ -88,7 +88,10 @@ describe('Redis emptied under a running worker (own redis-server)', () => {
     await admin.flushall();
 
     // The worker notices: schedules come back (status shows the next runs) and the loss is reported.
-    const status = async () => collectStatus({ config, database: h.db, env: h.env });
+    const status = async () => {
+      await using reader = await createApp(config, h.env, { profile: 'reader', database: h.db });
+      return await collectStatus(reader);
+    };
     await vi.waitFor(
       async () => {
         const r = await status();
@@ -133,7 +136,7 @@ describe('Redis emptied under a running worker (own redis-server)', () => {
       ],
     });
     // Checked only on reconnect here: the periodic look is far off.
-    const app = await createWorkerApp(config, {
+    const app = await syncWorker(config, {
       log: createLogger({ level: 'silent' }),
       env: h.env,
       redisCheckMs: 3_600_000,
@@ -145,7 +148,10 @@ describe('Redis emptied under a running worker (own redis-server)', () => {
       await running;
       await app.close();
     });
-    const status = async () => collectStatus({ config, database: h.db, env: h.env });
+    const status = async () => {
+      await using reader = await createApp(config, h.env, { profile: 'reader', database: h.db });
+      return await collectStatus(reader);
+    };
     await vi.waitFor(async () => expect((await status()).tenants[0]?.nextRun.full).toMatch(/T04:00:00/), {
       timeout: 30_000,
       interval: 100,

@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createWorkerApp } from '../../src/app/start-sync-worker.js';
+import { enqueueSync } from '../../src/app/enqueue-sync.js';
 import { parseConfig } from '../../src/config/load-config.js';
 import { createLogger } from '../../src/log.js';
-import { enqueueSync } from '../../src/queue/enqueue-sync.js';
 import { reconcileSchedules, schedulesFor } from '../../src/queue/schedules.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { runCli } from '../helpers/run-cli.js';
-import { workerHarness } from './worker-harness.js';
+import { syncWorker, workerHarness } from './worker-harness.js';
 
 // These tests stop, restart or flush Redis, so they run on a server of their own (never skipped).
 let server: TestRedis;
@@ -22,7 +21,7 @@ describe('Redis going away (own redis-server)', () => {
     const h = await workerHarness(server.url, {}, { lockDurationMs: 5000 });
     h.sim.controls.injectFaults({ kind: 'latency', ms: 100, count: 10_000, match: { path: '/event-instances' } });
     const total = h.sim.controls.docs(h.tenant.slug, 'event-instances').length;
-    const app = await createWorkerApp(parseConfig(h.config), { log: createLogger({ level: 'silent' }), env: h.env });
+    const app = await syncWorker(parseConfig(h.config), { log: createLogger({ level: 'silent' }), env: h.env });
     const stop = new AbortController();
     const running = app.run(stop.signal);
     try {

@@ -1,15 +1,14 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
-import { createWorkerApp } from '../../src/app/start-sync-worker.js';
+import { enqueueSync } from '../../src/app/enqueue-sync.js';
 import { parseConfig } from '../../src/config/load-config.js';
 import { createLogger } from '../../src/log.js';
 import { createOpsMetrics } from '../../src/ops/metrics.js';
 import { keyHash } from '../../src/partners/key-hash.js';
-import { enqueueSync } from '../../src/queue/enqueue-sync.js';
 import { createRedisRateGate } from '../../src/queue/redis-rate-gate.js';
 import type { CollectionSlug } from '../../src/vocabulary/collections.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
-import { workerHarness } from './worker-harness.js';
+import { syncWorker, workerHarness } from './worker-harness.js';
 
 let server: TestRedis;
 beforeAll(async () => {
@@ -35,7 +34,7 @@ describe('one slow key does not starve the others', () => {
       ],
     });
     const metrics = createOpsMetrics({ processMetrics: false });
-    const app = await createWorkerApp(config, {
+    const app = await syncWorker(config, {
       log: createLogger({ level: 'silent' }),
       env: { ...h.env, W_KEY2: fast.key },
       metrics,
@@ -94,7 +93,7 @@ describe('one slow key does not starve the others', () => {
     await createRedisRateGate({ redis, keyHash: keyHash(slow.key), budget, prefix: h.prefix }).acquire('read', {
       signal: new AbortController().signal,
     });
-    const app = await createWorkerApp(config, {
+    const app = await syncWorker(config, {
       log: createLogger({ level: 'silent' }),
       env: { ...h.env, W_KEY2: fast.key },
     });

@@ -5,6 +5,11 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Redis } from 'ioredis';
 import { onTestFinished } from 'vitest';
+import { createApp } from '../../src/app/create-app.js';
+import { type SyncWorkerOptions, startSyncWorker } from '../../src/app/start-sync-worker.js';
+import type { Config } from '../../src/config/config-schema.js';
+import type { Logger } from '../../src/log.js';
+import type { OpsMetrics } from '../../src/ops/metrics.js';
 import { openSyncQueue, type SyncQueue } from '../../src/queue/queues.js';
 import { type SimulatorOptions, startSimulator } from '../../src/sim/start-simulator.js';
 
@@ -59,4 +64,25 @@ export async function workerHarness(
   };
   const state = async (jobId: string) => (await queue.getJob(jobId))?.getState();
   return { sim, tenant: t, db, prefix, config, configPath, env, queue, rows, state };
+}
+
+/**
+ * The sync side of `understudy worker`, wired as the command wires it: `createApp` (profile `worker`), then
+ * `startSyncWorker` on it. `close()` closes the worker, then the app.
+ */
+export async function syncWorker(
+  config: Config,
+  opts: SyncWorkerOptions & { readonly log: Logger; readonly env: NodeJS.ProcessEnv; readonly metrics?: OpsMetrics },
+) {
+  const { log, env, metrics, ...tuning } = opts;
+  const app = await createApp(config, env, { profile: 'worker', log, ...(metrics ? { metrics } : {}) });
+  const sync = startSyncWorker(app, tuning);
+  return {
+    app,
+    run: (signal: AbortSignal) => sync.run(signal),
+    close: async () => {
+      await sync.close();
+      await app.close();
+    },
+  };
 }

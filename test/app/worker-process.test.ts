@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { enqueueSync } from '../../src/queue/enqueue-sync.js';
+import { enqueueSync } from '../../src/app/enqueue-sync.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { collect, spawnCli } from '../helpers/run-cli.js';
 import { workerHarness } from './worker-harness.js';

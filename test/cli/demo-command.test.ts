@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 
 const BIN = fileURLToPath(new URL('../../bin/understudy', import.meta.url));
 
@@ -17,17 +18,39 @@ describe('understudy demo', () => {
     expect(cli('--help').stdout).toMatch(/^ {2}demo {7}/m);
     const help = cli('demo', '--help');
     expect(help.status).toBe(0);
-    expect(help.stdout).toMatch(/^usage: understudy demo/);
+    expect(help.stdout).toMatch(/^Usage: understudy demo/);
   });
 
-  it('mirrors the simulator into a temporary file and answers the sample query', () => {
+  it('shows upcoming performances around today with their tenant, a search, and next steps that work', () => {
     const run = cli('demo');
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
-    expect(run.stdout).toMatch(/^Simulator at http:\/\/127\.0\.0\.1:\d+ with tenants /);
-    expect(run.stdout).toContain('$ understudy sync --config ');
-    expect(run.stdout).toContain('$ understudy sql --db ');
-    expect(run.stdout).toMatch(/\(8 rows\)\n$/);
+    const out = run.stdout;
+    const [, tenants = ''] = /^Simulator at http:\/\/127\.0\.0\.1:\d+ with tenants (\S+, \S+) /.exec(out) ?? [];
+    expect(out).toContain('$ understudy sync --config ');
+    const upcoming = out.slice(out.indexOf('$ understudy sql --db '), out.indexOf('$ understudy search'));
+    expect(upcoming).toContain('(10 rows)');
+    // A local date may be the day before today's UTC date (19:30 in Los Angeles is 03:30Z the next day).
+    const today = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+    const dates = [...upcoming.matchAll(/\n\S+ +(\d{4}-\d{2}-\d{2})T\d{2}:\d{2}:\d{2}[+-]\d{2}:\d{2} /g)].map(
+      (m) => m[1],
+    );
+    expect(dates).toHaveLength(10);
+    expect(dates.every((d) => d! >= today)).toBe(true);
+    expect(tenants.split(', ').some((t) => upcoming.includes(`\n${t} `))).toBe(true);
+    expect(out).toMatch(/\$ understudy search --db \S+ .+\nrank +collection +tenant +id +title +snippet\n/);
+    expect(out).not.toMatch(/\(0 rows\)/);
+    // Every command it shows still works once it has exited: the mirror is kept.
+    const [, kept = ''] = /The mirror is kept at (\S+) \(remove (\S+) when done\)/.exec(out) ?? [];
+    onTestFinished(() => rmSync(kept.replace(/\/demo\.db$/, ''), { recursive: true, force: true }));
+    const commands = out.split('\n').filter((l) => /^\$ understudy (sql|search) /.test(l));
+    expect(commands.length).toBeGreaterThanOrEqual(6);
+    for (const c of commands) {
+      const r = spawnSync('bash', ['-c', `understudy() { "${process.execPath}" "${BIN}" "$@"; }; ${c.slice(2)}`], {
+        encoding: 'utf8',
+      });
+      expect([c, r.status, r.stderr]).toEqual([c, 0, '']);
+    }
   }, 130_000);
 
   it('refuses an unknown flag as a usage error', () => {

@@ -7,7 +7,7 @@ import { exitCodeFor } from '../../src/cli/exit-codes.js';
 import { main } from '../../src/cli/main.js';
 import { assertReadOnly, formatCsv, leadingVerb, type SqlIo, sqlCommand } from '../../src/cli/sql-command.js';
 import { openSqliteStore } from '../../src/store/sqlite-store.js';
-import { PUBLISHED, type SyncState } from '../../src/store/store.js';
+import { PUBLISHED, type SyncState } from '../../src/sync/store-port.js';
 import { tenantSlug } from '../../src/vocabulary/ids.js';
 
 const blank: SyncState = { cursor: null, full: null, incremental: null, lastSuccessAt: null, lastError: null };
@@ -18,13 +18,15 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'understudy-'));
   db = join(dir, 'm.db');
   const store = await openSqliteStore(db);
-  await store.applyPage(
+  await store.write(
     { tenant: tenantSlug('acme'), collection: 'series', variant: PUBLISHED },
-    [
-      { id: 's1', updatedAt: '2026-01-01T00:00:00Z', title: 'Hamlet, "the" play', slug: 'hamlet' },
-      { id: 2, updatedAt: '2026-01-02T00:00:00Z', title: 'Line\nbreak', slug: 'lb', blurb: 'x'.repeat(200) },
-    ],
-    blank,
+    {
+      upserts: [
+        { id: 's1', updatedAt: '2026-01-01T00:00:00Z', title: 'Hamlet, "the" play', slug: 'hamlet' },
+        { id: 2, updatedAt: '2026-01-02T00:00:00Z', title: 'Line\nbreak', slug: 'lb', blurb: 'x'.repeat(200) },
+      ],
+      next: blank,
+    },
   );
   await store.close();
 });
@@ -83,7 +85,8 @@ describe('understudy sql', () => {
     expect(code).toBe(0);
     const rows = JSON.parse(out);
     expect(rows.map((r: { id: string }) => r.id)).toEqual(['2', 's1']);
-    expect(JSON.parse(rows[0].doc).blurb).toHaveLength(200);
+    // doc is JSON, so it prints as JSON (not as a string holding JSON).
+    expect(rows[0].doc.blurb).toHaveLength(200);
     expect(JSON.parse((await run(['--db', db, '--json', 'SELECT 1 WHERE 0'])).out)).toEqual([]);
   });
 
@@ -163,7 +166,7 @@ describe('understudy sql', () => {
     });
     expect(code).toBe(2);
     expect(out).toBe('');
-    expect(errOut).toMatch(/^usage: understudy sql/);
+    expect(errOut).toMatch(/^Usage: understudy sql/);
   });
 
   it('prints one JSON object per line with --nl (NDJSON)', async () => {
@@ -199,6 +202,56 @@ describe('understudy sql', () => {
     expect(lines[2]).toBe('ab');
     expect(lines.at(-2)).toBe('a-much-longer-cell');
     expect(lines.at(-1)).toBe('(1001 rows)');
+  });
+
+  describe('output you can trust', () => {
+    it('prints JSON values as JSON in --json and --nl, a plain text column as text, integers exactly', async () => {
+      const q = `SELECT doc ->> '$.blurb' AS b, json_array(1, 9007199254740993) AS arr, title, '[1,2]' AS lit,
+        9007199254740993 AS big, -9007199254740993 AS neg, 1.5 AS r FROM series WHERE id = '2'`;
+      const { out } = await run(['--db', db, '--json', q]);
+      expect(out).toContain('"arr":[1,9007199254740993]');
+      expect(out).toContain('"big":9007199254740993,"neg":-9007199254740993,"r":1.5');
+      const row = JSON.parse(out)[0];
+      expect(row).toMatchObject({ b: 'x'.repeat(200), title: 'Line\nbreak', lit: [1, 2] });
+      const nl = (await run(['--db', db, '--nl', "SELECT json_object('a', json('[1,\n2]')) AS o"])).out;
+      expect(nl).toBe('{"o":{"a":[1,2]}}\n');
+      // A typed text column never turns into JSON, whatever it holds.
+      const titled = await run(['--db', db, '--json', "SELECT title FROM series WHERE id = 's1'"]);
+      expect(JSON.parse(titled.out)).toEqual([{ title: 'Hamlet, "the" play' }]);
+    });
+
+    it('makes a repeated column name unique in JSON, with a warning on stderr', async () => {
+      const { code, out, errOut } = await run(['--db', db, '--json', 'SELECT 1 AS a, 2 AS a, 3 AS a_2']);
+      expect(code).toBe(0);
+      expect(JSON.parse(out)).toEqual([{ a: 1, a_3: 2, a_2: 3 }]);
+      expect(errOut).toBe(
+        'understudy sql: warning: column name "a" appears more than once; the repeat is printed as "a_3"\n',
+      );
+    });
+
+    it('shows NULL visibly, escapes control characters and aligns wide text in the table', async () => {
+      const q = `SELECT NULL AS x, '' AS y, char(27) || '[2J' || char(7) || char(9) AS e, 'q' AS z
+        UNION ALL SELECT '日本語のタイトル', 'é', char(8238) || 'abc', 'w'`;
+      const lines = (await run(['--db', db, q])).out.split('\n');
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: no control character may reach the terminal
+      expect(lines.join('\n')).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u202e]/);
+      expect(lines[2]).toBe('NULL                 \\x1b[2J\\x07\\t  q');
+      expect(lines[3]).toBe('日本語のタイトル  é  \\u202eabc      w');
+      // Each column starts at the same terminal column on every line (CJK counts 2).
+      expect(lines[0]).toBe('x                 y  e              z');
+    });
+
+    it('prints one value as is with --raw, and refuses what is not one value', async () => {
+      expect((await run(['--db', db, '--raw', "SELECT 'a'"])).out).toBe('a\n');
+      expect((await run(['--db', db, '--raw', 'SELECT 9007199254740993'])).out).toBe('9007199254740993\n');
+      expect((await run(['--db', db, '--raw', "SELECT 'x' || char(13)"])).out).toBe('x\r\n');
+      expect((await run(['--db', db, '--raw', 'SELECT NULL'])).out).toBe('');
+      expect((await run(['--db', db, '--raw', 'SELECT 1, 2'])).code).toBe(2);
+      const many = await run(['--db', db, '--raw', 'SELECT id FROM series']);
+      expect([many.code, many.out]).toEqual([2, '']);
+      const none = await run(['--db', db, '--raw', 'SELECT 1 WHERE 0']);
+      expect([none.code, none.err]).toMatchObject([1, { code: 'US_NOT_FOUND' }]);
+    });
   });
 
   it('exits non-zero through main with a one-line reason for a write', async () => {

@@ -91,7 +91,7 @@ describe('understudy sync (CLI)', () => {
     expect(r.stderr.trim().split('\n').at(-1)).toMatch(/401/);
   });
 
-  it('a refused key for one tenant stops the run with exit 3, and --json still tells what every tenant did', async () => {
+  it('a refused key for one tenant gives exit 3 while the others run to their end, and --json tells what every tenant did', async () => {
     const { s } = await sim();
     const dir = tempDir();
     const cfg = join(dir, 'c.json');

@@ -1,45 +1,50 @@
-import { writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
+import { closedPort, startWorker, writeConfig } from '../helpers/operator.js';
 import { startRedis } from '../helpers/redis-server.js';
-import { collect, runCli, spawnCli } from '../helpers/run-cli.js';
+import { runCli } from '../helpers/run-cli.js';
 import { tempDir } from '../helpers/sync-harness.js';
 
-/** A loopback port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const s = createServer().listen(0, '127.0.0.1');
-  await new Promise((r) => s.once('listening', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
+const KEY = 'some-key-some-key-some-key';
+
+/** A worker's config with one tenant (no schedules when `quiet`), its mirror in a fresh folder. */
+const workerConfig = (quiet = false): string => {
+  const dir = tempDir();
+  const schedule = quiet ? { schedule: { incrementalEveryMinutes: 0, fullCron: null } } : {};
+  return writeConfig(dir, 'c.json', {
+    baseUrl: 'http://127.0.0.1:9',
+    database: join(dir, 'w.db'),
+    tenants: [{ slug: 'a', apiKeyEnv: 'K', ...schedule }],
+  });
+};
 
 describe('understudy worker (CLI)', () => {
   it('exits 0 on SIGTERM even while Redis is unreachable at start', async () => {
-    const dir = tempDir();
-    const cfg = join(dir, 'c.json');
-    writeFileSync(
-      cfg,
-      JSON.stringify({
-        baseUrl: 'http://127.0.0.1:9',
-        database: join(dir, 'w.db'),
-        tenants: [{ slug: 'a', apiKeyEnv: 'K' }],
-      }),
-    );
-    const child = spawnCli(['worker', '--config', cfg], {
-      env: { K: 'some-key-some-key-some-key', REDIS_URL: `redis://127.0.0.1:${await closedPort()}` },
-    });
-    const done = collect(child);
-    let err = '';
-    child.stderr?.on('data', (d: Buffer) => {
-      err += d.toString();
-    });
-    await vi.waitFor(() => expect(err).toMatch(/ECONNREFUSED/), { timeout: 15_000 });
-    child.kill('SIGTERM');
-    const r = await done;
+    const w = startWorker(workerConfig(), [], { K: KEY, REDIS_URL: `redis://127.0.0.1:${await closedPort()}` });
+    await w.waitForLog(/ECONNREFUSED/, 15_000);
+    const r = await w.stop();
     expect(r.code).toBe(0);
     expect(r.stderr + r.stdout).not.toContain('some-key-some-key');
+  });
+
+  it('with Redis down, logs one line per back-off (not one per connection), each naming the cause and the delay', async () => {
+    const w = startWorker(workerConfig(), [], { K: KEY, REDIS_URL: `redis://127.0.0.1:${await closedPort()}` });
+    const about = () =>
+      w
+        .log()
+        .split('\n')
+        .filter((l) => l.startsWith('{') && /redis|ECONNREFUSED|connect|retry|back.?off/i.test(l))
+        .map((l) => JSON.parse(l) as { msg: string; retryInMs?: number; attempt?: number });
+    const backoffs = () => about().filter((l) => l.retryInMs !== undefined);
+    await vi.waitFor(() => expect(backoffs().length).toBeGreaterThanOrEqual(4), { timeout: 30_000 });
+    await w.stop();
+    expect(backoffs().map((l) => l.attempt)).toEqual(backoffs().map((_, i) => i + 1));
+    expect(backoffs()[0]?.msg).toMatch(
+      /^Redis unreachable \(connect ECONNREFUSED [\d.]+:\d+\); next attempt in 200 ms$/,
+    );
+    // Nothing else about the outage: the queues' and workers' own connections do not repeat it.
+    const others = about().filter((l) => l.retryInMs === undefined);
+    expect(others.map((l) => l.msg)).toEqual(['worker starting']);
   });
 
   it.each([
@@ -48,37 +53,12 @@ describe('understudy worker (CLI)', () => {
   ])('serves --http on loopback unless --http-host says otherwise (%j)', async (extra, host) => {
     const redis = await startRedis();
     onTestFinished(() => redis.stop());
-    const dir = tempDir();
-    const cfg = join(dir, 'c.json');
-    writeFileSync(
-      cfg,
-      JSON.stringify({
-        baseUrl: 'http://127.0.0.1:9',
-        database: join(dir, 'w.db'),
-        tenants: [{ slug: 'a', apiKeyEnv: 'K', schedule: { incrementalEveryMinutes: 0, fullCron: null } }],
-      }),
-    );
-    const child = spawnCli(['worker', '--config', cfg, '--http', '0', ...extra], {
-      env: { K: 'some-key-some-key-some-key', REDIS_URL: redis.url },
-    });
-    const done = collect(child);
-    let err = '';
-    child.stderr?.on('data', (d: Buffer) => {
-      err += d.toString();
-    });
-    const listening = await vi.waitFor(
-      () => {
-        const line = err.split('\n').find((l) => l.includes('ops endpoints listening'));
-        expect(line).toBeDefined();
-        return JSON.parse(line as string) as { host: string; port: number };
-      },
-      { timeout: 30_000 },
-    );
+    const w = startWorker(workerConfig(true), ['--http', '0', ...extra], { K: KEY, REDIS_URL: redis.url });
+    const listening = await w.opsPort();
     expect(listening.host).toBe(host);
     expect((await fetch(`http://127.0.0.1:${listening.port}/healthz`)).status).toBe(200);
     // Only the binding is under test here; a clean exit on SIGTERM is the test above.
-    child.kill('SIGTERM');
-    await done;
+    await w.stop();
   });
 
   it('refuses --http-host without --http', async () => {

@@ -9,9 +9,10 @@ import { createMemoryRateGate } from '../../src/partners/memory-rate-gate.js';
 import type { PartnersClient } from '../../src/partners/partners-client.js';
 import { type SimulatorOptions, startSimulator } from '../../src/sim/start-simulator.js';
 import { openSqliteStore } from '../../src/store/sqlite-store.js';
-import type { Store } from '../../src/store/store.js';
+import type { Store } from '../../src/sync/store-port.js';
 import type { SyncDeps, TenantTarget } from '../../src/sync/sync-collection.js';
 import { tenantSlug } from '../../src/vocabulary/ids.js';
+import { testPool } from './http-pool.js';
 
 export const silentLog = createLogger({ level: 'silent' });
 
@@ -20,6 +21,23 @@ export function tempDir(): string {
   onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
 }
+
+/** A client of a simulator tenant with a budget too large to matter and short retries. */
+export const unlimitedClient = (
+  baseUrl: string,
+  t: { readonly slug: string; readonly key: string },
+  opts: Partial<HttpClientOptions> = {},
+): PartnersClient =>
+  createHttpPartnersClient({
+    dispatcher: testPool(),
+    baseUrl,
+    tenant: tenantSlug(t.slug),
+    apiKey: t.key,
+    gate: createMemoryRateGate({ reads: 1_000_000, writes: 1_000_000, windowMs: 1000 }),
+    retry: { attempts: 3, baseDelayMs: 1, maxDelayMs: 50 },
+    log: silentLog,
+    ...opts,
+  });
 
 /** A simulator with limits off, a fresh SQLite mirror and a client for its first tenant. */
 export async function syncHarness(simOpts: SimulatorOptions = {}, clientOpts: Partial<HttpClientOptions> = {}) {
@@ -31,15 +49,7 @@ export async function syncHarness(simOpts: SimulatorOptions = {}, clientOpts: Pa
   const t = sim.tenants[0];
   if (!t) throw new Error('simulator has no tenant');
   const slug = tenantSlug(t.slug);
-  const client = createHttpPartnersClient({
-    baseUrl: sim.url,
-    tenant: slug,
-    apiKey: t.key,
-    gate: createMemoryRateGate({ reads: 1_000_000, writes: 1_000_000, windowMs: 1000 }),
-    retry: { attempts: 3, baseDelayMs: 1, maxDelayMs: 50 },
-    log: silentLog,
-    ...clientOpts,
-  });
+  const client = unlimitedClient(sim.url, t, clientOpts);
   const deps = (overrides: Partial<SyncDeps> = {}): SyncDeps => ({ client, store, log: silentLog, ...overrides });
   const target: TenantTarget = { slug };
   /** Reads the mirror directly, as a person with sqlite3 would. */

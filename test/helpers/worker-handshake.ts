@@ -14,16 +14,23 @@ export const unhandledRejections = (): unknown[] => {
 
 /**
  * A connection to give a BullMQ worker, and a promise of the moment the worker's blocking connection (its
- * duplicate) is in ioredis' handshake: connected, its ready check (an INFO) sent and not yet answered.
- * Disconnected when the test finishes.
+ * duplicate) is in ioredis' handshake (see `inHandshake`). Disconnected when the test finishes.
  */
 export const handshaking = (url: string) => {
   const redis = new Redis(url, { maxRetriesPerRequest: null });
   onTestFinished(() => {
     redis.disconnect();
   });
+  return { redis, inHandshake: inHandshake(redis) };
+};
+
+/**
+ * Resolves at the moment the next duplicate of `redis` (a BullMQ worker's blocking connection) is in ioredis'
+ * handshake: connected, its ready check (an INFO) sent and not yet answered.
+ */
+export const inHandshake = (redis: Redis): Promise<void> => {
   let sent: () => void = () => {};
-  const inHandshake = new Promise<void>((resolve) => {
+  const reached = new Promise<void>((resolve) => {
     sent = resolve;
   });
   redis.duplicate = (override) => {
@@ -36,7 +43,7 @@ export const handshaking = (url: string) => {
     };
     return dup;
   };
-  return { redis, inHandshake };
+  return reached;
 };
 
 /**

@@ -3,8 +3,8 @@ import { describe, expect, it, vi } from 'vitest';
 import { applyWriteProcessor, type WriteProcessorDeps } from '../../jobs/apply-write.js';
 import { UpstreamError } from '../../src/errors.js';
 import type { PartnersClient } from '../../src/partners/partners-client.js';
-import type { Store } from '../../src/store/store.js';
-import type { WriteLog, WriteLogEntry } from '../../src/store/write-log.js';
+import type { Store } from '../../src/sync/store-port.js';
+import type { WriteLog, WriteLogEntry } from '../../src/writes/write-log.js';
 import { silentLog } from '../helpers/sync-harness.js';
 
 const NOW = Date.parse('2026-03-01T00:00:00Z');
@@ -34,7 +34,9 @@ function deps(client: Partial<PartnersClient>): WriteProcessorDeps {
   };
   return {
     tenantFor: () => ({ client: { tenant: 'acme', ...client } as unknown as PartnersClient, mirrorDrafts: false }),
-    store: { markDeleted: async () => {} } as unknown as Store,
+    store: {
+      write: async () => ({ changes: [], inserted: 0, updated: 0, revived: 0, deleted: 1, unchanged: 0 }),
+    } as unknown as Store,
     writeLog,
     order: { turn: async () => ({ first: true }), leave: async () => null },
     promote: async () => {},

@@ -4,9 +4,9 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { type CollectionProcessorDeps, syncCollectionProcessor } from '../../jobs/sync-collection.js';
 import { UnderstudyError } from '../../src/errors.js';
+import { GateParkedError } from '../../src/partners/gate-parking.js';
 import { collectionLockKey } from '../../src/queue/collection-lock.js';
 import type { CollectionOutcome } from '../../src/sync/run-collection-job.js';
-import { GateParkedError } from '../../src/writes/gate-parking.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { silentLog } from '../helpers/sync-harness.js';
 

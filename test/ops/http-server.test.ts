@@ -12,6 +12,7 @@ import { appliedMigrations } from '../../src/ops/worker-ops.js';
 import { MIGRATION_NAMES } from '../../src/store/migrate.js';
 import { fileMirrorHealth } from '../../src/store/mirror-health.js';
 import { openSqliteStore } from '../../src/store/sqlite-store.js';
+import { VERSION } from '../../src/version.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { tempDir } from '../helpers/sync-harness.js';
 import { parsePrometheus, sampleValue } from './parse-prometheus.js';
@@ -91,14 +92,9 @@ describe('ops HTTP server', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
     const e = parsePrometheus(await res.text());
-    expect(
-      Object.fromEntries(
-        [...e.types].filter(([n]) => !n.startsWith('understudy_process') && !n.startsWith('understudy_nodejs')),
-      ),
-    ).toEqual({
+    expect(Object.fromEntries([...e.types].filter(([n]) => n.startsWith('understudy_')))).toEqual({
       understudy_upstream_requests_total: 'counter',
       understudy_upstream_request_duration_seconds: 'histogram',
-      understudy_upstream_rate_limited_total: 'counter',
       understudy_rate_gate_wait_seconds: 'histogram',
       understudy_records_upserted_total: 'counter',
       understudy_records_deleted_total: 'counter',
@@ -106,27 +102,59 @@ describe('ops HTTP server', () => {
       understudy_records_undated_total: 'counter',
       understudy_sync_duration_seconds: 'histogram',
       understudy_sync_last_success_timestamp_seconds: 'gauge',
-      understudy_sync_lag_seconds: 'gauge',
       understudy_sync_parked_total: 'counter',
       understudy_redis_data_lost_total: 'counter',
       understudy_writes_total: 'counter',
       understudy_write_duration_seconds: 'histogram',
       understudy_queue_jobs: 'gauge',
+      understudy_build_info: 'gauge',
     });
-    expect(e.types.get('understudy_process_cpu_seconds_total')).toBe('counter');
+    // Node's standard names, unprefixed: what stock dashboards and alerts query.
+    expect(e.types.get('process_cpu_seconds_total')).toBe('counter');
+    expect(e.types.get('nodejs_heap_size_used_bytes')).toBe('gauge');
+    expect(sampleValue(e, 'understudy_build_info', { version: VERSION })).toBe(1);
     const route = '/partners/{version}/{tenant}/series';
     expect(sampleValue(e, 'understudy_upstream_requests_total', { tenant: 'acme', route, status: '200' })).toBe(1);
-    expect(sampleValue(e, 'understudy_upstream_rate_limited_total', { tenant: 'acme', route })).toBe(1);
+    expect(sampleValue(e, 'understudy_upstream_requests_total', { tenant: 'acme', route, status: '429' })).toBe(1);
     expect(sampleValue(e, 'understudy_rate_gate_wait_seconds_sum', { kind: 'read' })).toBe(1.5);
     expect(sampleValue(e, 'understudy_records_upserted_total', { collection: 'series', change: 'inserted' })).toBe(5);
     expect(sampleValue(e, 'understudy_records_upserted_total', { collection: 'series', change: 'updated' })).toBe(2);
     expect(sampleValue(e, 'understudy_records_deleted_total', { collection: 'series' })).toBe(1);
     expect(sampleValue(e, 'understudy_sync_duration_seconds_count', { collection: 'series', status: 'ok' })).toBe(1);
-    expect(sampleValue(e, 'understudy_sync_lag_seconds', { tenant: 'acme', collection: 'series' })).toBe(0);
-    expect(sampleValue(e, 'understudy_sync_lag_seconds', { tenant: 'acme', collection: 'pages' })).toBe(60);
+    expect(sampleValue(e, 'understudy_sync_last_success_timestamp_seconds', { collection: 'series' })).toBeDefined();
     expect(sampleValue(e, 'understudy_writes_total', { op: 'update', status: 'ok' })).toBe(1);
     expect(sampleValue(e, 'understudy_queue_jobs', { queue: 'sync', state: 'waiting' })).toBe(1);
     expect(sampleValue(e, 'understudy_queue_jobs', { queue: 'sync', state: 'active' })).toBe(0);
+  });
+
+  it('answers a person: / lists the endpoints, /queues without a token is a page saying how to pass one', async () => {
+    const ops = await startOpsServer({
+      port: 0,
+      host: '127.0.0.1',
+      metrics: createOpsMetrics({ processMetrics: false }),
+      ready: async () => ({ ok: true, checks: {} }),
+      dashboardToken: 'page-token-page-token',
+    });
+    onTestFinished(() => ops.close());
+    const root = await fetch(`${ops.url}/`);
+    expect(root.status).toBe(200);
+    const listed = (await root.json()) as { version: string; endpoints: Record<string, string> };
+    expect(Object.keys(listed.endpoints)).toEqual(['/healthz', '/readyz', '/metrics', '/queues']);
+    expect(listed.version).toBe(VERSION);
+    const html = { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' };
+    expect(await (await fetch(`${ops.url}/`, { headers: html })).text()).toMatch(/<a href="\/metrics">/);
+
+    const refused = await fetch(`${ops.url}/queues`, { headers: html });
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('content-type')).toMatch(/^text\/html/);
+    const text = await refused.text();
+    expect(text).toContain('/queues?token=');
+    expect(text).toContain('Authorization: Bearer');
+    expect(text).not.toContain('page-token-page-token');
+    // A script still gets JSON, saying the same.
+    const api = await fetch(`${ops.url}/queues`);
+    expect(api.status).toBe(401);
+    expect(((await api.json()) as { error: string }).error).toMatch(/Bearer/);
   });
 
   it('guards the dashboard with the token: 401 without or with a wrong one, 200 by header, query or cookie', async () => {

@@ -35,12 +35,13 @@ describe('ops metrics', () => {
       report: { name: 'pages', inserted: 0, updated: 0, deleted: 0, ms: 5 },
     });
     const e = await scrape(metrics);
-    expect(sampleValue(e, 'understudy_sync_lag_seconds', { tenant: 'acme', collection: 'series' })).toBe(50 * 60);
-    expect(sampleValue(e, 'understudy_sync_lag_seconds', { tenant: 'acme', collection: 'pages' })).toBe(0);
-    expect(sampleValue(e, 'understudy_sync_lag_seconds', { collection: 'venues' })).toBeUndefined();
+    // Freshness is time() - this in PromQL: one series, not a second "lag" gauge saying the same.
     expect(sampleValue(e, 'understudy_sync_last_success_timestamp_seconds', { collection: 'series' })).toBe(
       Date.parse('2026-01-01T00:10:00.000Z') / 1000,
     );
+    expect(sampleValue(e, 'understudy_sync_last_success_timestamp_seconds', { collection: 'pages' })).toBe(now / 1000);
+    expect(sampleValue(e, 'understudy_sync_last_success_timestamp_seconds', { collection: 'venues' })).toBeUndefined();
+    expect(e.types.has('understudy_sync_lag_seconds')).toBe(false);
   });
 
   it('leaves a failed or skipped sync out of lag and counts it by status', async () => {

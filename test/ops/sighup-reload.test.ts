@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
-import { enqueueSync } from '../../src/queue/enqueue-sync.js';
+import { enqueueSync } from '../../src/app/enqueue-sync.js';
 import { createWriteQueue } from '../../src/queue/write-queue.js';
 import { startSimulator } from '../../src/sim/start-simulator.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
@@ -207,8 +207,8 @@ describe('worker config reload on SIGHUP', () => {
       sampleValue(e, 'understudy_records_upserted_total', { tenant: a.slug, collection: 'series', change: 'inserted' }),
     ).toBeGreaterThan(0);
     expect(
-      sampleValue(e, 'understudy_sync_lag_seconds', { tenant: a.slug, collection: 'series' }),
-    ).toBeGreaterThanOrEqual(0);
+      sampleValue(e, 'understudy_sync_last_success_timestamp_seconds', { tenant: a.slug, collection: 'series' }),
+    ).toBeGreaterThan(0);
     expect(sampleValue(e, 'understudy_queue_jobs', { queue: 'writes', state: 'completed' })).toBe(1);
 
     worker.kill('SIGTERM');

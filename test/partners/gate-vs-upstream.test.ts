@@ -8,6 +8,7 @@ import type { RateBudget, RateGate } from '../../src/partners/rate-gate.js';
 import { createRedisRateGate } from '../../src/queue/redis-rate-gate.js';
 import { startSimulator } from '../../src/sim/start-simulator.js';
 import { tenantSlug } from '../../src/vocabulary/ids.js';
+import { testPool } from '../helpers/http-pool.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 
 let server: TestRedis;
@@ -35,6 +36,7 @@ async function delayedFirstRequest(gate: RateGate): Promise<{ rateLimited: numbe
     if (n === 1) await delay(200);
   });
   const client = createHttpPartnersClient({
+    dispatcher: testPool(),
     baseUrl: sim.url,
     tenant: tenantSlug(tenant.slug),
     apiKey: tenant.key,

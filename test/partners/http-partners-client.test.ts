@@ -7,6 +7,7 @@ import { hasMore } from '../../src/partners/list-envelope.js';
 import type { RateGate, RequestKind } from '../../src/partners/rate-gate.js';
 import { recordId, tenantSlug } from '../../src/vocabulary/ids.js';
 import { envelope, type FakeUpstream, type ScriptedResponse, startFakeUpstream } from '../helpers/fake-upstream.js';
+import { testPool } from '../helpers/http-pool.js';
 
 const KEY = 'sk_live_s3cret-KEY';
 const upstreams: FakeUpstream[] = [];
@@ -39,6 +40,7 @@ async function setup(script: Parameters<typeof startFakeUpstream>[0], over: Part
   const warnings: unknown[] = [];
   const log = { warn: (obj: unknown) => warnings.push(obj) } as unknown as Logger;
   const client = createHttpPartnersClient({
+    dispatcher: testPool(),
     baseUrl: `${up.url}/`,
     tenant: tenantSlug('acme'),
     apiKey: KEY,
@@ -69,6 +71,12 @@ async function rejection(p: Promise<unknown>): Promise<UnderstudyError> {
 }
 
 describe('requests', () => {
+  it("has no pool of its own: a client built without the composition root's dispatcher is refused", () => {
+    const { gate } = recordingGate();
+    const opts = { baseUrl: 'http://127.0.0.1:1', tenant: tenantSlug('acme'), apiKey: KEY, gate };
+    expect(() => createHttpPartnersClient(opts as unknown as HttpClientOptions)).toThrow(/dispatcher is required/);
+  });
+
   it('sends the exact auth header to the tenant route and gates every request as a read', async () => {
     const { up, client, acquired } = await setup([{ status: 200, json: envelope([{ id: 1 }]) }]);
     const page = await client.listPage(list, call());
@@ -412,6 +420,7 @@ describe('writes', () => {
     const g = recordingGate();
     const delays: number[] = [];
     const client = createHttpPartnersClient({
+      dispatcher: testPool(),
       baseUrl: `http://127.0.0.1:${port}`,
       tenant: tenantSlug('acme'),
       apiKey: KEY,

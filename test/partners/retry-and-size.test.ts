@@ -6,6 +6,7 @@ import type { RateGate } from '../../src/partners/rate-gate.js';
 import { decideRetry } from '../../src/partners/retry-delay.js';
 import { type Simulator, startSimulator } from '../../src/sim/start-simulator.js';
 import { tenantSlug } from '../../src/vocabulary/ids.js';
+import { testPool } from '../helpers/http-pool.js';
 
 let sim: Simulator;
 beforeAll(async () => {
@@ -39,6 +40,7 @@ function clientFor(over: Partial<HttpClientOptions> = {}) {
   const tenant = sim.tenants[0];
   if (!tenant) throw new Error('no tenant');
   const client = createHttpPartnersClient({
+    dispatcher: testPool(),
     baseUrl: sim.url,
     tenant: tenantSlug(tenant.slug),
     apiKey: tenant.key,

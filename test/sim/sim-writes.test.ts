@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { MAX_BODY_DEPTH } from '../../src/sim/sim-server.js';
 import type { JsonObject } from '../../src/vocabulary/ids.js';
 import { type Api, docsOf, openSim } from './sim-helpers.js';
 
@@ -261,5 +262,50 @@ describe('bulk', () => {
     expect(((await api.get(`blogs/${ids[0]}?depth=0&draft=true`)).json.theme as JsonObject).themeSettings).toHaveLength(
       2,
     );
+  });
+});
+
+describe('bodies nested past the depth limit', () => {
+  const nested = (levels: number, pre: string, post: string) =>
+    `${pre}${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}${post}`;
+
+  it('are refused with ValidationError naming the field, and every list still answers 200', async () => {
+    const api = await openSim();
+    const ei = String((await first(api, 'event-instances')).id);
+    for (const levels of [MAX_BODY_DEPTH, 2_000, 20_000]) {
+      const patch = await api.req('PATCH', `event-instances/${ei}`, nested(levels, '{"booking":', '}'));
+      const post = await api.req(
+        'POST',
+        'series',
+        nested(levels, `{"title":"Deep","slug":"deep-${levels}","meta":`, '}'),
+      );
+      for (const [r, field] of [
+        [patch, 'booking'],
+        [post, 'meta'],
+      ] as const) {
+        expect(r.status, `${levels} ${field}`).toBe(400);
+        expect(r.json.errors).toEqual([
+          expect.objectContaining({
+            name: 'ValidationError',
+            data: expect.objectContaining({ errors: [expect.objectContaining({ path: field })] }),
+          }),
+        ]);
+      }
+    }
+    for (const q of [
+      'event-instances?limit=100',
+      'event-instances?locale=all&limit=100',
+      'series?draft=true&limit=100',
+    ])
+      expect((await api.get(q)).status, q).toBe(200);
+  });
+
+  it('are taken up to the limit', async () => {
+    const api = await openSim();
+    const ei = String((await first(api, 'event-instances')).id);
+    // The body is level 1 and booking level 2: this body is exactly MAX_BODY_DEPTH deep.
+    const r = await api.req('PATCH', `event-instances/${ei}`, nested(MAX_BODY_DEPTH - 2, '{"booking":', '}'));
+    expect(r.status, r.text).toBe(200);
+    expect((await api.get('event-instances?limit=100')).status).toBe(200);
   });
 });

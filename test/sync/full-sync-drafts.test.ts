@@ -5,11 +5,12 @@ import { createHttpPartnersClient } from '../../src/partners/http-partners-clien
 import { createMemoryRateGate } from '../../src/partners/memory-rate-gate.js';
 import { startSimulator } from '../../src/sim/start-simulator.js';
 import { openSqliteStore } from '../../src/store/sqlite-store.js';
-import { PUBLISHED } from '../../src/store/store.js';
 import { discoverRoutes } from '../../src/sync/discover-routes.js';
+import { PUBLISHED } from '../../src/sync/store-port.js';
 import { syncCollection } from '../../src/sync/sync-collection.js';
 import { tenantSlug } from '../../src/vocabulary/ids.js';
 import { startFakeUpstream } from '../helpers/fake-upstream.js';
+import { testPool } from '../helpers/http-pool.js';
 import { silentLog, tempDir } from '../helpers/sync-harness.js';
 
 /**
@@ -49,6 +50,7 @@ describe('full sync and drafts', () => {
     const store = await openSqliteStore(db);
     onTestFinished(() => store.close());
     const client = createHttpPartnersClient({
+      dispatcher: testPool(),
       baseUrl: up.url,
       tenant: slug,
       apiKey: t.key,
@@ -63,7 +65,7 @@ describe('full sync and drafts', () => {
       { signal: AbortSignal.timeout(5000) },
     );
     // As an older write-through left it: the draft in the published table, as a live row.
-    await store.upsertDocs({ tenant: slug, collection: 'series', variant: PUBLISHED }, [draft]);
+    await store.write({ tenant: slug, collection: 'series', variant: PUBLISHED }, { upserts: [draft] });
     const routes = await discoverRoutes(client, { signal: AbortSignal.timeout(5000) });
     const full = () =>
       syncCollection(

@@ -5,6 +5,7 @@ import { discoverRoutes, routesFromOpenApi } from '../../src/sync/discover-route
 import { syncTenant } from '../../src/sync/sync-tenant.js';
 import { tenantSlug } from '../../src/vocabulary/ids.js';
 import { type RecordedRequest, startFakeUpstream } from '../helpers/fake-upstream.js';
+import { testPool } from '../helpers/http-pool.js';
 import { silentLog, syncHarness } from '../helpers/sync-harness.js';
 
 type Doc = { id: number; updatedAt: string; title: string };
@@ -50,6 +51,7 @@ describe('a Payload-style upstream that differs where the spec is silent', () =>
     onTestFinished(() => up.close());
     const h = await syncHarness({ records: 1 });
     const client = createHttpPartnersClient({
+      dispatcher: testPool(),
       baseUrl: up.url,
       tenant: tenantSlug('numeric-tenant'),
       apiKey: 'fake-key-fake-key-fake-key',

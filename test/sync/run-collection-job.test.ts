@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { UnderstudyError } from '../../src/errors.js';
+import { GateParkedError } from '../../src/partners/gate-parking.js';
 import {
   type CollectionJobDecision,
   decideCollectionFailure,
   readCollectionTarget,
 } from '../../src/sync/run-collection-job.js';
 import { readTenantTarget } from '../../src/sync/run-tenant-job.js';
-import { GateParkedError } from '../../src/writes/gate-parking.js';
 
 describe('decideCollectionFailure: each failed sync to its decision', () => {
   const auth = new UnderstudyError('US_AUTH', 'GET /x -> 401');

@@ -5,6 +5,7 @@ import { syncCollection } from '../../src/sync/sync-collection.js';
 import { syncTenant } from '../../src/sync/sync-tenant.js';
 import { tableFor } from '../../src/vocabulary/collections.js';
 import { recordId } from '../../src/vocabulary/ids.js';
+import { testPool } from '../helpers/http-pool.js';
 import { type Harness, syncHarness } from '../helpers/sync-harness.js';
 
 const signal = () => new AbortController().signal;
@@ -126,10 +127,10 @@ describe('syncTenant against the simulator (full route set)', () => {
     // The 4th page's transaction fails as if the process died before it committed.
     const crashing = new Proxy(h.store, {
       get(target, prop) {
-        if (prop === 'applyPage') {
-          return async (...args: Parameters<typeof target.applyPage>) => {
-            if (++pages === 4) throw new Error('power cut');
-            return target.applyPage(...args);
+        if (prop === 'write') {
+          return async (...args: Parameters<typeof target.write>) => {
+            if (args[1].upserts && ++pages === 4) throw new Error('power cut');
+            return target.write(...args);
           };
         }
         const v = Reflect.get(target, prop);
@@ -156,6 +157,7 @@ describe('syncTenant against the simulator (full route set)', () => {
     const { createHttpPartnersClient } = await import('../../src/partners/http-partners-client.js');
     const { createMemoryRateGate } = await import('../../src/partners/memory-rate-gate.js');
     const bad = createHttpPartnersClient({
+      dispatcher: testPool(),
       baseUrl: h.sim.url,
       tenant: h.target.slug,
       apiKey: 'not-the-key-0123456789',

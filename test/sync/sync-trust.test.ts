@@ -2,8 +2,8 @@ import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { createOpsMetrics } from '../../src/ops/metrics.js';
-import { PUBLISHED } from '../../src/store/store.js';
 import { discoverRoutes } from '../../src/sync/discover-routes.js';
+import { PUBLISHED } from '../../src/sync/store-port.js';
 import { syncCollection } from '../../src/sync/sync-collection.js';
 import { syncTenant } from '../../src/sync/sync-tenant.js';
 import { type CollectionSlug, tableFor } from '../../src/vocabulary/collections.js';
@@ -81,14 +81,14 @@ describe('a record dated in the future', () => {
     await syncCollection(h.deps(), h.target, 'series', 'full', r, signal());
     const k = key(h, 'series');
     const broken = { ...(await h.store.getSyncState(k)), cursor: { updatedAt: FUTURE, id: 'zzz' } };
-    await h.store.saveSyncState(k, broken);
+    await h.store.write(k, { next: broken });
     const edits = h.sim.controls.mutate({ tenant: h.tenant.slug, collection: 'series', edits: 2 }).edited;
     const inc = await syncCollection(h.deps(), h.target, 'series', 'incremental', r, signal());
     expect(inc.error).toBeUndefined();
     for (const id of edits) expect(mirrored(h, 'series', id)?.doc).toContain('(rev ');
     expect(Date.parse((await h.store.getSyncState(k)).cursor?.updatedAt ?? '')).toBeLessThanOrEqual(Date.now());
 
-    await h.store.saveSyncState(k, broken);
+    await h.store.write(k, { next: broken });
     const full = await syncCollection(h.deps(), h.target, 'series', 'full', r, signal());
     expect(full.error).toBeUndefined();
     expect(Date.parse((await h.store.getSyncState(k)).cursor?.updatedAt ?? '')).toBeLessThanOrEqual(Date.now());
@@ -250,30 +250,53 @@ describe('config sync.clockSkewMs', () => {
 });
 
 describe('the overlap re-read after a burst of edits', () => {
-  it('is skipped when the upstream holds exactly the mirrored rows of the window, and done when it does not', async () => {
+  it('is skipped when the upstream holds exactly the mirrored ids of the window, and done when it does not', async () => {
     const h = await syncHarness({ routes: 'full', maxLimit: 50, records: 40 });
     const r = await routes(h);
-    await syncCollection(h.deps(), h.target, 'event-instances', 'full', r, signal());
-    h.sim.controls.mutate({ tenant: h.tenant.slug, collection: 'event-instances', edits: 110 });
-    const first = await syncCollection(h.deps(), h.target, 'event-instances', 'incremental', r, signal());
+    // A page of 50: the 110 rows of the window do not fit in one, so proving them beats reading them again.
+    const deps = () => h.deps({ pageSize: 50 });
+    await syncCollection(deps(), h.target, 'event-instances', 'full', r, signal());
+    h.sim.controls.mutate({ tenant: h.tenant.slug, collection: 'event-instances', edits: 110, sameUpdatedAt: true });
+    const first = await syncCollection(deps(), h.target, 'event-instances', 'incremental', r, signal());
     expect(first.updated).toBe(110);
     h.sim.controls.reset();
-    const second = await syncCollection(h.deps(), h.target, 'event-instances', 'incremental', r, signal());
-    // One count of the window (limit=1), then the page after the cursor: none of the 110 is fetched again.
-    expect(second).toMatchObject({ fetched: 0, requests: 2 });
+    const second = await syncCollection(deps(), h.target, 'event-instances', 'incremental', r, signal());
+    // One count of the window, one membership count per 100 ids, then the page after the cursor: none fetched.
+    expect(second).toMatchObject({ fetched: 0, requests: 4 });
     const edits = h.sim.controls.mutate({ tenant: h.tenant.slug, collection: 'event-instances', edits: 2 }).edited;
-    const third = await syncCollection(h.deps(), h.target, 'event-instances', 'incremental', r, signal());
+    const third = await syncCollection(deps(), h.target, 'event-instances', 'incremental', r, signal());
     expect(third).toMatchObject({ updated: 2 });
     for (const id of edits) expect(mirrored(h, 'event-instances', id)?.doc).toBeTruthy();
-    // A row of the window gone upstream: the counts differ, so the window is read again (late commits stay safe).
-    const burst = h.sim.controls.mutate({ tenant: h.tenant.slug, collection: 'event-instances', edits: 110 });
-    await syncCollection(h.deps(), h.target, 'event-instances', 'incremental', r, signal());
-    const gone = await fetch(`${h.sim.url}/partners/2026-02/${h.tenant.slug}/event-instances/${burst.edited[0]}`, {
-      method: 'DELETE',
-      headers: { authorization: `users API-Key ${h.tenant.key}` },
-    });
-    expect(gone.status).toBe(200);
-    const fallback = await syncCollection(h.deps(), h.target, 'event-instances', 'incremental', r, signal());
-    expect(fallback.fetched).toBeGreaterThanOrEqual(burst.edited.length - 1);
   });
+
+  // The window holds 110 rows sharing the cursor's instant, so it is proved rather than re-read. Each case makes
+  // two changes that leave the window's count equal: one of its records leaves it (edited to now, or deleted
+  // upstream), and a record commits late into it, half a second before the cursor.
+  for (const leave of ['edited out of the window', 'deleted upstream'] as const) {
+    it(`mirrors a late commit into the window when a record of it was ${leave} (the counts cancel out)`, async () => {
+      const h = await syncHarness({ routes: 'full', maxLimit: 50, records: 40 });
+      const r = await routes(h);
+      const deps = () => h.deps({ pageSize: 50 });
+      const C = 'event-instances';
+      await syncCollection(deps(), h.target, C, 'full', r, signal());
+      const burst = h.sim.controls.mutate({ tenant: h.tenant.slug, collection: C, edits: 110, sameUpdatedAt: true });
+      await syncCollection(deps(), h.target, C, 'incremental', r, signal());
+      const cursor = (await h.store.getSyncState(key(h, C))).cursor;
+      if (!cursor) throw new Error('no cursor');
+      const moved = burst.edited[0] as string;
+      const url = `${h.sim.url}/partners/2026-02/${h.tenant.slug}/${C}/${moved}`;
+      const headers = { authorization: `users API-Key ${h.tenant.key}`, 'content-type': 'application/json' };
+      const answer =
+        leave === 'deleted upstream'
+          ? await fetch(url, { method: 'DELETE', headers })
+          : await fetch(url, { method: 'PATCH', headers, body: JSON.stringify({ ticketingSystemId: 'moved' }) });
+      expect(answer.status).toBe(200);
+      const late = new Date(Date.parse(cursor.updatedAt) - 500).toISOString();
+      const created = h.sim.controls.mutate({ tenant: h.tenant.slug, collection: C, creates: 1, updatedAt: late });
+      const lateId = created.created[0] as string;
+      const run = await syncCollection(deps(), h.target, C, 'incremental', r, signal());
+      expect(run.error).toBeUndefined();
+      expect(mirrored(h, C, lateId)?.deleted_at, 'the late record is mirrored').toBeNull();
+    });
+  }
 });

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { BadResponseError, UnderstudyError, UpstreamError } from '../../src/errors.js';
+import { GateParkedError } from '../../src/partners/gate-parking.js';
 import { classifyFailure, type FailureClass } from '../../src/writes/classify-failure.js';
 import { decideWriteRetry, type FailedAttempt, type WriteRetryPolicy } from '../../src/writes/decide-write-retry.js';
-import { GateParkedError } from '../../src/writes/gate-parking.js';
 
 const policy: WriteRetryPolicy = { attempts: 3, maxRateLimitWaitMs: 10_000, backoff: { baseMs: 1000, maxMs: 60_000 } };
 const half = () => 0.5;

@@ -166,7 +166,7 @@ describe('understudy enqueue and understudy writes', () => {
         'k1',
         '--json',
         '--body',
-        '{}',
+        '{"booking":{"bookingLinkLabel":"Another body, same key"}}',
       ],
       { env: env(h) },
     );
@@ -187,26 +187,54 @@ describe('understudy enqueue and understudy writes', () => {
     expect(await h.bull().getJobCounts()).toMatchObject({ completed: 1, waiting: 0, failed: 0 });
   });
 
-  it('lists, shows and retries failed writes', async () => {
+  it('lists, shows and retries failed writes: retry --all leaves permanent failures unless --include-permanent', async () => {
     const h = await writeHarness({ redisUrl: redis.url });
     const cfg = configFor(h);
     h.sim.controls.injectFaults({ kind: 'status', status: 422, count: 1, match: { method: 'PUT' } });
-    await h.startWorker();
+    h.sim.controls.injectFaults({ kind: 'status', status: 503, count: 1, match: { method: 'PATCH' } });
+    await h.startWorker({ attempts: 1 });
     const jobId = await h.queue.update(h.slug, 'redirects', idOf(h.upstream('redirects')[0]), { from: '/again' });
+    const ei = idOf(h.upstream('event-instances')[0]);
+    const flaky = await h.queue.updateEventInstance(h.slug, ei, { booking: { bookingLinkLabel: 'After a 503' } });
     expect(await h.settled(jobId)).toBe('failed');
+    expect(await h.settled(flaky)).toBe('failed');
 
     const listed = await runCli(['writes', 'failed', '--config', cfg, '--json'], { env: env(h) });
     expect(listed.code).toBe(0);
-    expect(JSON.parse(listed.stdout)).toEqual([
-      expect.objectContaining({ jobId, op: 'update', collection: 'redirects', reason: expect.stringContaining('422') }),
-    ]);
+    expect(JSON.parse(listed.stdout)).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          jobId,
+          op: 'update',
+          collection: 'redirects',
+          reason: expect.stringContaining('422'),
+          code: 'US_UPSTREAM',
+          retryable: false,
+        }),
+        expect.objectContaining({ jobId: flaky, code: 'US_UPSTREAM_UNAVAILABLE', retryable: true }),
+      ]),
+    );
     const table = await runCli(['writes', 'failed', '--config', cfg], { env: env(h) });
     expect(table.stdout).toContain(jobId);
     const shown = await runCli(['writes', 'show', jobId, '--config', cfg], { env: env(h) });
-    expect(JSON.parse(shown.stdout)).toMatchObject({ jobId, state: 'failed', log: { status: 'failed' } });
+    expect(JSON.parse(shown.stdout)).toMatchObject({
+      jobId,
+      state: 'failed',
+      queueState: 'failed',
+      error: { code: 'US_UPSTREAM', status: 422 },
+      log: { status: 'failed' },
+    });
 
     const retried = await runCli(['writes', 'retry', '--all', '--config', cfg], { env: env(h) });
-    expect(retried.stdout).toContain(`${jobId} requeued`);
+    expect(retried.code).toBe(0);
+    expect(retried.stdout).toContain(`${flaky} requeued`);
+    expect(retried.stdout).toContain(`${jobId} left: permanent failure (US_UPSTREAM: `);
+    expect(retried.stdout).toContain('requeued 1, left 1 permanent failure(s)');
+    expect(await h.settled(flaky)).toBe('completed');
+    expect(await h.bull().getJobState(jobId)).toBe('failed');
+
+    const forced = await runCli(['writes', 'retry', '--all', '--include-permanent', '--config', cfg], { env: env(h) });
+    expect(forced.stdout).toContain(`${jobId} requeued`);
     expect(await h.settled(jobId)).toBe('completed');
     expect(h.upstream('redirects').some((d) => d.from === '/again')).toBe(true);
     const none = await runCli(['writes', 'failed', '--config', cfg], { env: env(h) });

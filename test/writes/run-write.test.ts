@@ -1,10 +1,10 @@
 import { describe, expect, it, vi } from 'vitest';
 import { UnderstudyError, UpstreamError } from '../../src/errors.js';
 import type { PartnersClient } from '../../src/partners/partners-client.js';
-import type { Store } from '../../src/store/store.js';
-import type { WriteLog, WriteLogEntry } from '../../src/store/write-log.js';
+import type { Store } from '../../src/sync/store-port.js';
 import type { RecordLine } from '../../src/writes/record-line.js';
 import { ALREADY_APPLIED, type RunWriteDeps, runWrite, type WriteJobView } from '../../src/writes/run-write.js';
+import type { WriteLog, WriteLogEntry } from '../../src/writes/write-log.js';
 import type { WriteProgress } from '../../src/writes/write-progress.js';
 import { silentLog } from '../helpers/sync-harness.js';
 
@@ -44,11 +44,11 @@ function setup(o: {
 }) {
   const writeLog = memoryWriteLog(o.rows);
   const promoted: string[] = [];
-  const markDeleted = vi.fn(async () => {});
+  const write = vi.fn(async () => ({ changes: [], inserted: 0, updated: 0, revived: 0, deleted: 1, unchanged: 0 }));
   const client = { tenant: 'acme', ...o.client } as unknown as PartnersClient;
   const deps: RunWriteDeps = {
     tenantFor: (slug) => (o.tenant === false || slug !== 'acme' ? null : { client, mirrorDrafts: false }),
-    store: { markDeleted } as unknown as Store,
+    store: { write } as unknown as Store,
     writeLog,
     order: o.order ?? line(),
     promote: async (id) => void promoted.push(id),
@@ -70,7 +70,7 @@ function setup(o: {
     progress,
     saveProgress: async (p) => void saved.push(p),
   });
-  return { deps, writeLog, promoted, saved, job, markDeleted };
+  return { deps, writeLog, promoted, saved, job, write };
 }
 
 const update = {
@@ -137,7 +137,7 @@ describe('runWrite: what becomes of a write job', () => {
     const s = setup({ order, client: { delete: async () => ({ id: 's1' }) } });
     const d = await runWrite(s.deps, s.job(del));
     expect(d).toEqual({ kind: 'complete', result: { status: 'ok', resultId: 's1', attempts: 1 } });
-    expect(s.markDeleted).toHaveBeenCalledOnce();
+    expect(s.write).toHaveBeenCalledOnce();
     expect(order.left).toEqual(['job-1']);
     expect(s.promoted).toEqual(['job-2']);
     expect(s.writeLog.rows.get('job-1')).toMatchObject({ status: 'ok', attempts: 1, waitMs: 1000, runMs: 0 });
@@ -157,14 +157,30 @@ describe('runWrite: what becomes of a write job', () => {
       upstream(503),
       { kind: 'delay', reason: 'retry-after', delayMs: 500 },
       { status: 'retrying', attempts: 1, upstreamStatus: 503, note: 'retry in 500 ms (outcome unknown)' },
-      { attempts: 1, unknownOutcome: true, sending: false, rateWaitMs: 0 },
+      {
+        attempts: 1,
+        unknownOutcome: true,
+        sending: false,
+        rateWaitMs: 0,
+        error: { code: 'US_UPSTREAM_UNAVAILABLE', status: 503, message: expect.stringContaining('-> 503') },
+      },
     ],
     [
       '422: fails at once with the upstream words',
       upstream(422),
       { kind: 'fail', message: 'PATCH /partners/{version}/{tenant}/series/{id} -> 422: refused' },
       { status: 'failed', attempts: 1, upstreamStatus: 422 },
-      { attempts: 1, unknownOutcome: false, sending: false, rateWaitMs: 0 },
+      {
+        attempts: 1,
+        unknownOutcome: false,
+        sending: false,
+        rateWaitMs: 0,
+        error: {
+          code: 'US_UPSTREAM',
+          status: 422,
+          message: 'PATCH /partners/{version}/{tenant}/series/{id} -> 422: refused',
+        },
+      },
     ],
   ];
   it.each(failures)('%s', async (_name, err, decision, row, progress) => {

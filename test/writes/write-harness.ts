@@ -11,11 +11,11 @@ import type { PartnersClient } from '../../src/partners/partners-client.js';
 import type { RateBudget } from '../../src/partners/rate-gate.js';
 import { createWriteQueue, type WriteQueue } from '../../src/queue/write-queue.js';
 import { type SimulatorOptions, startSimulator } from '../../src/sim/start-simulator.js';
-import type { WriteLogEntry } from '../../src/store/write-log.js';
 import { discoverRoutes } from '../../src/sync/discover-routes.js';
 import { syncCollection } from '../../src/sync/sync-collection.js';
 import type { CollectionSlug } from '../../src/vocabulary/collections.js';
 import { type JsonObject, type TenantSlug, tenantSlug } from '../../src/vocabulary/ids.js';
+import type { WriteLogEntry } from '../../src/writes/write-log.js';
 import { silentLog, tempDir } from '../helpers/sync-harness.js';
 import { startDroppingProxy } from './dropping-proxy.js';
 
@@ -34,6 +34,8 @@ export interface WriteHarnessOptions {
   readonly budgets?: readonly RateBudget[];
   /** Whether the tenants mirror drafts (config `drafts`); default false. */
   readonly drafts?: boolean;
+  /** The Redis key prefix; default a fresh one per test. */
+  readonly prefix?: string;
 }
 
 /**
@@ -49,7 +51,7 @@ export async function writeHarness(opts: WriteHarnessOptions) {
   if (!simTenant) throw new Error('simulator has no tenant');
   const slug: TenantSlug = tenantSlug(simTenant.slug);
   const dbPath = join(tempDir(), 'mirror.db');
-  const prefix = `t-${randomUUID().slice(0, 8)}`;
+  const prefix = opts.prefix ?? `t-${randomUUID().slice(0, 8)}`;
   const proxy = opts.proxy ? await startDroppingProxy(sim.url) : null;
   if (proxy) onTestFinished(() => proxy.close());
   const env: NodeJS.ProcessEnv = Object.fromEntries(sim.tenants.map((t, i) => [`WH_KEY_${i}`, t.key]));
@@ -65,8 +67,9 @@ export async function writeHarness(opts: WriteHarnessOptions) {
     })),
   });
   const app = await createApp(config, env, {
+    profile: 'worker',
     log: silentLog,
-    gates: 'redis',
+    // Each test's budget is its own: in-process gates (the worker's Redis still holds the queues).
     gateFor: (_hash, budget) => createMemoryRateGate(budget),
     retry: { attempts: 3, baseDelayMs: 1, maxDelayMs: 20 },
   });
@@ -162,6 +165,7 @@ export async function writeHarness(opts: WriteHarnessOptions) {
     );
   };
   return {
+    app,
     sim,
     proxy,
     store,

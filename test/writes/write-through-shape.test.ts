@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { JsonValue } from '../../src/vocabulary/ids.js';
+import type { JsonObject } from '../../src/vocabulary/ids.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { idOf, writeHarness } from './write-harness.js';
 
@@ -45,7 +45,7 @@ describe('write-through stores what a sync would store', () => {
     const ca = h.upstream('custom-attributes')[0];
     await h.startWorker();
     const jobId = await h.queue.update(h.slug, 'custom-attributes', idOf(ca), {
-      EventsAttributes: (ca?.EventsAttributes ?? []) as JsonValue[],
+      EventsAttributes: (ca?.EventsAttributes ?? []) as JsonObject[],
     });
     expect(await h.settled(jobId)).toBe('completed');
     expect(h.sim.controls.requestLog().find((e) => e.method === 'PUT')?.path).not.toContain('depth');

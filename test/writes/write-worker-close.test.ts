@@ -1,6 +1,7 @@
+import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
-import { connectionsGone, handshaking, unhandledRejections } from '../helpers/worker-handshake.js';
+import { connectionsGone, inHandshake, unhandledRejections } from '../helpers/worker-handshake.js';
 import { writeHarness } from './write-harness.js';
 
 let redis: TestRedis;
@@ -17,9 +18,10 @@ it('a write worker closed while its connections are still in their handshake lea
   const seen = unhandledRejections();
   const h = await writeHarness({ redisUrl: redis.url });
   for (let i = 0; i < 3; i++) {
-    const { redis: connection, inHandshake } = handshaking(redis.url);
-    const w = await h.startWorker({ redis: connection });
-    await inHandshake;
+    // The worker's blocking connection is a duplicate of the app's.
+    const handshake = inHandshake(h.app.redis as Redis);
+    const w = await h.startWorker();
+    await handshake;
     await w.close();
     await connectionsGone(redis.url, h.prefix);
   }

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { UnderstudyError } from '../errors.js';
-import type { RateGate, RequestKind } from '../partners/rate-gate.js';
+import type { RateGate, RequestKind } from './rate-gate.js';
 
 /**
  * A job gave up waiting for its key's budget before anything was sent: it goes back to the queue (no attempt

@@ -1,0 +1,154 @@
+import { existsSync } from 'node:fs';
+import type { Redis } from 'ioredis';
+import { type CloseStep, closeAll } from '../close-all.js';
+import type { Config } from '../config/config-schema.js';
+import { databasePath } from '../config/database-path.js';
+import { createLogger, type Logger } from '../log.js';
+import { type RedisSettings, redisSettings, shortLivedRedis } from '../queue/redis-settings.js';
+import { type MirrorReader, type MirrorReaderOptions, openMirrorReader } from '../store/mirror-reader.js';
+import { isPostgresUrl } from '../store/postgres-engine.js';
+import { openSqliteWriteLog } from '../store/write-log.js';
+import type { WriteLog } from '../writes/write-log.js';
+
+/** What the short commands' profiles take (`createApp` with `profile: 'reader' | 'queue'`). */
+interface CommandDeps {
+  /** Default: a silent logger (these commands report on stdout and stderr). */
+  readonly log?: Logger;
+  /** The mirror file; default the config's (`UNDERSTUDY_DB`, config `database`, ./data/understudy.db). */
+  readonly database?: string;
+  /** Where Redis is, instead of `REDIS_URL` / config `redis` (a library caller naming its own). */
+  readonly redis?: Partial<RedisSettings>;
+}
+
+/** `status`, `backup`: the mirror read-only, opened at once; Redis only when asked for. */
+export interface ReaderDeps extends CommandDeps {
+  readonly profile: 'reader';
+  /** Which mirrors are readable: see `MirrorReaderOptions.schema` (backup copies any). Default `current`. */
+  readonly schema?: MirrorReaderOptions['schema'];
+}
+
+/** `enqueue`, `sync --enqueue`, `writes`: Redis, connected at once; the mirror only when asked for. */
+export interface QueueDeps extends CommandDeps {
+  readonly profile: 'queue';
+  /** How long Redis has to answer at start; default 3000 ms. */
+  readonly redisTimeoutMs?: number;
+}
+
+interface CommandApp extends AsyncDisposable {
+  readonly log: Logger;
+  readonly config: Config | null;
+  readonly env: NodeJS.ProcessEnv;
+  readonly databasePath: string;
+  /** Where Redis is (the URL may hold a password: redact it before printing) and the key prefix. */
+  readonly redisSettings: RedisSettings;
+  /** Closes what the app opened, in reverse order, every step even when one fails. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** A command that reads the mirror (and may look at the queues): `status`, `backup`. */
+export interface ReaderApp extends CommandApp {
+  /** The mirror, read-only: it existed and was a mirror, or the app was not built (nothing created or changed). */
+  readonly mirror: MirrorReader;
+  /** Redis, for a look at the queues: connected on the first call (`US_REDIS` within 2 s when it does not answer). */
+  redis(): Promise<Redis>;
+}
+
+/** A command that talks to the queues: `enqueue`, `sync --enqueue`, `writes`. */
+export interface QueueApp extends CommandApp {
+  /** Redis: it answered when the app was built (`US_REDIS` otherwise). */
+  readonly redis: Redis;
+  /** The mirror read-only, opened on the first call; null when its file does not exist (it is never created here). */
+  mirror(): Promise<MirrorReader | null>;
+  /**
+   * The write log over the existing mirror, writable (`writes retry` marks a replayed bulk write), migrated if it
+   * is older; null when the file does not exist (never created here).
+   */
+  writableWriteLog(): Promise<WriteLog | null>;
+}
+
+/** Close steps, run in reverse order of registration; `once` memoizes an opener and registers its closer. */
+function resources(name: string) {
+  const steps: CloseStep[] = [];
+  let closing: Promise<void> | null = null;
+  return {
+    add(step: CloseStep) {
+      steps.push(step);
+    },
+    once<T>(open: () => Promise<T>, closeIt: (t: T) => Promise<void>): () => Promise<T> {
+      let opened: Promise<T> | null = null;
+      return () => {
+        if (!opened) {
+          const p = open();
+          opened = p;
+          steps.push(async () => {
+            const t = await p.catch(() => null);
+            if (t !== null) await closeIt(t);
+          });
+        }
+        return opened;
+      };
+    },
+    close(): Promise<void> {
+      closing ??= closeAll([...steps].reverse(), name);
+      return closing;
+    },
+  };
+}
+
+const quit = async (redis: Redis): Promise<void> => {
+  await redis.quit().catch(() => redis.disconnect());
+};
+
+function base(config: Config | null, env: NodeJS.ProcessEnv, deps: CommandDeps) {
+  const settings = redisSettings(config, env);
+  return {
+    log: deps.log ?? createLogger({ level: 'silent' }),
+    config,
+    env,
+    databasePath: deps.database ?? databasePath(config ?? {}, env),
+    redisSettings: { url: deps.redis?.url ?? settings.url, prefix: deps.redis?.prefix ?? settings.prefix },
+  };
+}
+
+/** The `reader` profile of `createApp`. */
+export async function createReaderApp(
+  config: Config | null,
+  env: NodeJS.ProcessEnv,
+  deps: ReaderDeps,
+): Promise<ReaderApp> {
+  const b = base(config, env, deps);
+  const r = resources('understudy');
+  const mirror = await openMirrorReader(b.databasePath, deps.schema ? { schema: deps.schema } : {});
+  r.add(() => mirror.close());
+  const redis = r.once(
+    () => shortLivedRedis(b.redisSettings.url, 2000, { enableOfflineQueue: true, maxRetriesPerRequest: 1 }),
+    quit,
+  );
+  return { ...b, mirror, redis, close: r.close, [Symbol.asyncDispose]: r.close };
+}
+
+/** The `queue` profile of `createApp`. */
+export async function createQueueApp(
+  config: Config | null,
+  env: NodeJS.ProcessEnv,
+  deps: QueueDeps,
+): Promise<QueueApp> {
+  const b = base(config, env, deps);
+  const r = resources('understudy');
+  const redis = await shortLivedRedis(b.redisSettings.url, deps.redisTimeoutMs ?? 3000, {
+    maxRetriesPerRequest: 3,
+    enableOfflineQueue: true,
+  });
+  r.add(() => quit(redis));
+  // A PostgreSQL mirror is there or not at the server's say; a SQLite file must exist (never created here).
+  const exists = () => isPostgresUrl(b.databasePath) || existsSync(b.databasePath);
+  const mirror = r.once(
+    () => (exists() ? openMirrorReader(b.databasePath) : Promise.resolve(null)),
+    async (m) => m?.close(),
+  );
+  const writableWriteLog = r.once(
+    async () => (exists() ? openSqliteWriteLog(b.databasePath) : null),
+    async (w) => w?.close(),
+  );
+  return { ...b, redis, mirror, writableWriteLog, close: r.close, [Symbol.asyncDispose]: r.close };
+}

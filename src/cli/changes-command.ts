@@ -1,0 +1,169 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createApp } from '../app/create-app.js';
+import type { Change, ChangeFeedReader, ChangeFilter } from '../changes/change-log-port.js';
+import { databasePath } from '../config/database-path.js';
+import { loadConfigFile } from '../config/load-config.js';
+import { UsageError } from '../errors.js';
+import { isCollectionSlug } from '../vocabulary/collections.js';
+import { COMMON_FLAGS, type CommandSpec, type Flags, helpText, parseFlags } from './parse-flags.js';
+
+const FLAGS = {
+  config: {
+    type: 'string',
+    value: 'FILE',
+    help: 'JSON config: its database (changes.retainDays is checked with the rest)',
+  },
+  db: {
+    type: 'string',
+    value: 'FILE',
+    help: "the mirror (default: the config's database, else UNDERSTUDY_DB, else ./data/understudy.db)",
+  },
+  since: {
+    type: 'string',
+    value: 'SEQ',
+    help: 'only changes after SEQ, the last seq already seen (default 0: from the oldest kept)',
+  },
+  tenant: { type: 'string', multiple: true, value: 'SLUG', help: "only this tenant's changes (repeatable)" },
+  collection: {
+    type: 'string',
+    multiple: true,
+    value: 'NAME',
+    help: "only this collection's, as in the API path, e.g. event-instances (repeatable)",
+  },
+  kind: { type: 'string', multiple: true, value: 'KIND', help: 'only insert, update, delete or revive (repeatable)' },
+  limit: { type: 'string', value: 'N', help: 'at most N changes (default: all)' },
+  json: { type: 'boolean', help: 'a JSON array of change rows (with --follow: one JSON object a line)' },
+  nl: { type: 'boolean', help: 'one JSON object a line (newline-delimited JSON)' },
+  follow: {
+    type: 'boolean',
+    help: 'keep running, printing changes as they commit, until SIGINT or SIGTERM (or --limit)',
+  },
+  ...COMMON_FLAGS,
+} as const satisfies Flags;
+
+const SPEC: CommandSpec<typeof FLAGS> = {
+  name: 'changes',
+  usage:
+    '[--config FILE | --db FILE] [--since SEQ] [--tenant SLUG]... [--collection NAME]... [--kind KIND]... [--limit N] [--json | --nl] [--follow]',
+  about:
+    "Prints the mirror's change log (the `changes` table, docs/schema.md) in seq order: every insert, update, " +
+    'delete and revive that sync or a write-through applied. Text: one change a line (seq, time, kind, ' +
+    'tenant/collection/id, changed fields). The mirror is opened read-only and never created.',
+  flags: FLAGS,
+};
+
+const KINDS = ['insert', 'update', 'delete', 'revive'];
+/** Rows read per query: output streams, whatever the log's length. */
+const CHUNK = 1000;
+/** How often --follow looks for new changes. */
+const FOLLOW_POLL_MS = 250;
+
+const count = (flag: string, value: string | undefined, min: number): number | undefined => {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < min)
+    throw new UsageError(`--${flag} ${value}: must be an integer >= ${min}`);
+  return n;
+};
+
+/** One change as a line of text: seq, time, kind, tenant/collection/id (variant), changed fields. */
+export const changeLine = (c: Change): string =>
+  [
+    c.seq,
+    c.at,
+    c.kind.padEnd(6),
+    `${c.tenant}/${c.collection}/${c.id}${c.variant === 'published' ? '' : ` (${c.variant})`}`,
+    c.fields.join(','),
+  ].join('\t');
+
+/** Streams changes to stdout in one of three formats; the JSON array is opened and closed around them. */
+function printer(format: 'text' | 'json' | 'nl') {
+  let first = true;
+  const out = (s: string) => process.stdout.write(s);
+  return {
+    open: () => format === 'json' && out('['),
+    rows(rows: readonly Change[]) {
+      if (rows.length === 0) return;
+      if (format === 'text') out(`${rows.map(changeLine).join('\n')}\n`);
+      else if (format === 'nl') out(`${rows.map((r) => JSON.stringify(r)).join('\n')}\n`);
+      else {
+        out(`${first ? '\n' : ',\n'}${rows.map((r) => JSON.stringify(r)).join(',\n')}`);
+        first = false;
+      }
+    },
+    close: () => format === 'json' && out(first ? ']\n' : '\n]\n'),
+  };
+}
+
+/** Reads changes after `since` matching `filter` in chunks, handing each to `emit`; returns the last seq and count. */
+async function drain(
+  log: ChangeFeedReader,
+  filter: ChangeFilter,
+  since: number,
+  left: number,
+  emit: (rows: Change[]) => void,
+): Promise<{ since: number; printed: number }> {
+  let printed = 0;
+  while (printed < left) {
+    const rows = await log.read({ ...filter, since, limit: Math.min(CHUNK, left - printed) });
+    if (rows.length === 0) break;
+    emit(rows);
+    printed += rows.length;
+    since = rows[rows.length - 1]?.seq ?? since;
+    if (rows.length < CHUNK) break;
+  }
+  return { since, printed };
+}
+
+export async function changesCommand(argv: string[]): Promise<number> {
+  const { values } = parseFlags(argv, SPEC);
+  if (values.help) {
+    process.stdout.write(helpText(SPEC));
+    return 0;
+  }
+  if (values.json && values.nl) throw new UsageError('--json and --nl do not go together');
+  const since = count('since', values.since, 0) ?? 0;
+  const limit = count('limit', values.limit, 1) ?? Number.POSITIVE_INFINITY;
+  for (const c of values.collection ?? [])
+    if (!isCollectionSlug(c))
+      throw new UsageError(`--collection ${c}: not a collection (use the API path name, e.g. event-instances)`);
+  for (const k of values.kind ?? [])
+    if (!KINDS.includes(k)) throw new UsageError(`--kind ${k}: must be one of ${KINDS.join(', ')}`);
+  const config = values.config ? loadConfigFile(values.config) : null;
+  const filter: ChangeFilter = {
+    ...(values.tenant ? { tenants: values.tenant } : {}),
+    ...(values.collection ? { collections: values.collection } : {}),
+    ...(values.kind ? { kinds: values.kind } : {}),
+  };
+  const json = values.json || values.nl;
+  const format = values.follow ? (json ? 'nl' : 'text') : values.json ? 'json' : values.nl ? 'nl' : 'text';
+  await using app = await createApp(config, process.env, {
+    profile: 'reader',
+    database: databasePath(config, process.env, values.db),
+  });
+  const log = app.mirror.changes;
+  const print = printer(format);
+  print.open();
+  let at = await drain(log, filter, since, limit, (rows) => print.rows(rows));
+  if (values.follow) {
+    const stop = new AbortController();
+    const onSignal = () => stop.abort();
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+    try {
+      let printed = at.printed;
+      while (!stop.signal.aborted && printed < limit) {
+        // Aborted by a signal: the loop ends below.
+        await sleep(FOLLOW_POLL_MS, undefined, { signal: stop.signal }).catch(() => undefined);
+        if (stop.signal.aborted) break;
+        at = await drain(log, filter, at.since, limit - printed, (rows) => print.rows(rows));
+        printed += at.printed;
+      }
+    } finally {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    }
+  }
+  print.close();
+  return 0;
+}

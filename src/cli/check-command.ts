@@ -1,0 +1,178 @@
+import { type App, createApp } from '../app/create-app.js';
+import { databasePath } from '../config/database-path.js';
+import { loadConfigFile } from '../config/load-config.js';
+import { resolveTenants } from '../config/resolve-tenants.js';
+import { describeError, UsageError } from '../errors.js';
+import { createLogger } from '../log.js';
+import { addSyncJob } from '../queue/enqueue-sync.js';
+import { redisConfigured } from '../queue/shared-budget.js';
+import { workersListening } from '../queue/workers-listening.js';
+import { type CheckRow, checkTenant, driftingCollections, type TenantCheck } from '../sync/self-check.js';
+import { syncTenant } from '../sync/sync-tenant.js';
+import type { CollectionSlug } from '../vocabulary/collections.js';
+import { formatTable } from './format-table.js';
+import { COMMON_FLAGS, type CommandSpec, type Flags, helpText, parseFlags } from './parse-flags.js';
+import { syncTuning } from './sync-command.js';
+
+const FLAGS = {
+  config: { type: 'string', value: 'FILE', help: 'JSON config (tenants, keys by apiKeyEnv, database, redis)' },
+  tenant: {
+    type: 'string',
+    multiple: true,
+    value: 'SLUG',
+    help: 'check this tenant (repeatable; default: every tenant of the config)',
+  },
+  json: {
+    type: 'boolean',
+    help: '{"tenants":[{"slug","collections":[{"collection","variant","local","upstream","drift"}]}]} (with --repair also "repair": what was synced or queued, and "after": the check again)',
+  },
+  repair: {
+    type: 'boolean',
+    help: 'run a full pass (deletions reconciled) of each drifting collection: queued for the workers when Redis is configured and a worker listens (exit 0 once queued), else here and now (exit 0 when a check afterwards finds no drift left)',
+  },
+  db: {
+    type: 'string',
+    value: 'FILE',
+    help: "the mirror (default: the config's database, else UNDERSTUDY_DB, else ./data/understudy.db)",
+  },
+  'local-budget': {
+    type: 'boolean',
+    help: "pace each key with this process's own gate even when Redis is configured (default: the workers' shared budget)",
+  },
+  ...COMMON_FLAGS,
+} as const satisfies Flags;
+
+const SPEC: CommandSpec<typeof FLAGS> = {
+  name: 'check',
+  usage: '--config FILE [--tenant SLUG]... [--json] [--repair] [options]',
+  about:
+    "Compares, per tenant, collection and mirrored variant, the mirror's live rows with the upstream's totalDocs " +
+    "(one limit=1 read each, inside the key's read budget) and reports the drift (upstream - local): a hard delete " +
+    'that updatedAt polling cannot see shows as a negative drift, a record that arrived behind the cursor as a ' +
+    'positive one. Exit 0 without drift, 1 with drift. Collections without a list route, and those a sync holds ' +
+    'right now, are not compared (said on stderr). The result is kept in the mirror: `status` shows the last check.',
+  flags: FLAGS,
+};
+
+interface Repair {
+  readonly slug: string;
+  readonly collection: CollectionSlug;
+  readonly how: 'queued' | 'synced' | 'failed';
+  readonly job?: string;
+  readonly error?: string;
+}
+
+const publicCheck = (t: TenantCheck) => ({
+  slug: t.slug,
+  collections: t.collections.map((c: CheckRow) => ({
+    collection: c.collection,
+    variant: c.variant,
+    local: c.local,
+    upstream: c.upstream,
+    drift: c.drift,
+  })),
+});
+
+const table = (checks: readonly TenantCheck[]): string =>
+  formatTable(checks.flatMap((t) => t.collections.map((c) => ({ tenant: t.slug, ...c }))));
+
+const hasDrift = (checks: readonly TenantCheck[]) => checks.some((t) => driftingCollections(t).length > 0);
+
+async function checkAll(app: App, slugs: readonly string[], signal: AbortSignal, only?: Map<string, CollectionSlug[]>) {
+  const out: TenantCheck[] = [];
+  for (const slug of slugs) {
+    const t = app.tenant(slug);
+    if (!t) continue;
+    const collections = only?.get(slug);
+    if (only && !collections?.length) continue;
+    const routes = await app.routesOf(slug, signal);
+    const target = collections ? { ...t.target, collections } : t.target;
+    out.push(await checkTenant({ client: t.client, store: app.store, checks: app.changes, signal }, target, routes));
+  }
+  return out;
+}
+
+export async function checkCommand(argv: string[]): Promise<number> {
+  const { values } = parseFlags(argv, SPEC);
+  if (values.help) {
+    process.stdout.write(helpText(SPEC));
+    return 0;
+  }
+  if (!values.config) throw new UsageError('--config FILE is required');
+  const config = loadConfigFile(values.config);
+  const env = process.env;
+  const tenants = values.tenant ?? [];
+  const slugs = resolveTenants(config, env, tenants).map((t) => t.slug as string);
+  const log = createLogger({ level: env.LOG_LEVEL || 'warn' });
+  const database = databasePath(config, env, values.db);
+  // One budget per key: with Redis configured, the workers' shared gate (unless --local-budget).
+  await using app = await createApp(config, env, {
+    profile: 'sync',
+    log,
+    database,
+    tenants,
+    gates: values['local-budget'] ? 'memory' : 'shared',
+  });
+  const signal = new AbortController().signal;
+  const checks = await checkAll(app, slugs, signal);
+  for (const t of checks)
+    for (const s of t.skipped)
+      process.stderr.write(`understudy check: ${t.slug} ${s.collection}: not compared (${s.reason})\n`);
+  const drifting = new Map(checks.map((t) => [t.slug, driftingCollections(t)]));
+  if (!values.repair || !hasDrift(checks)) {
+    process.stdout.write(
+      values.json ? `${JSON.stringify({ tenants: checks.map(publicCheck) })}\n` : `${table(checks)}\n`,
+    );
+    return hasDrift(checks) ? 1 : 0;
+  }
+
+  const repair: Repair[] = [];
+  await using queue = redisConfigured(config, env)
+    ? await createApp(config, env, { profile: 'queue', database }).catch(() => null)
+    : null;
+  const queued = queue !== null && (await workersListening(queue.redis, queue.redisSettings.prefix));
+  for (const [slug, collections] of drifting) {
+    if (collections.length === 0) continue;
+    if (queue && queued) {
+      const job = await addSyncJob(queue.redis, queue.redisSettings.prefix, {
+        tenant: slug,
+        collections,
+        mode: 'full',
+      });
+      for (const collection of collections) repair.push({ slug, collection, how: 'queued', job });
+      continue;
+    }
+    const t = app.tenant(slug);
+    if (!t) continue;
+    const report = await syncTenant(
+      { client: t.client, store: app.store, log, ...syncTuning(config) },
+      { ...t.target, collections },
+      'full',
+      signal,
+      await app.routesOf(slug, signal),
+    );
+    for (const c of report.collections)
+      repair.push({
+        slug,
+        collection: c.name,
+        how: c.error ? 'failed' : 'synced',
+        ...(c.error ? { error: c.error } : {}),
+      });
+  }
+  const after = queued ? null : await checkAll(app, slugs, signal, drifting);
+  if (values.json) {
+    const out = { tenants: checks.map(publicCheck), repair, ...(after ? { after: after.map(publicCheck) } : {}) };
+    process.stdout.write(`${JSON.stringify(out)}\n`);
+  } else {
+    process.stdout.write(`${table(checks)}\n\n`);
+    for (const r of repair)
+      process.stdout.write(
+        `${r.slug} ${r.collection}: full pass ${r.how === 'queued' ? `queued (job ${r.job})` : r.how}${r.error ? `: ${r.error}` : ''}\n`,
+      );
+    if (after) process.stdout.write(`\nafter the repair:\n${table(after)}\n`);
+  }
+  const failed = repair.filter((r) => r.how === 'failed');
+  for (const f of failed)
+    process.stderr.write(`understudy check: ${f.slug} ${f.collection}: repair failed: ${describeError(f.error)}\n`);
+  return failed.length > 0 || (after !== null && hasDrift(after)) ? 1 : 0;
+}

@@ -1,0 +1,98 @@
+import { describeError, UnderstudyError, UpstreamError } from '../errors.js';
+import type { TenantReport } from '../sync/sync-tenant.js';
+import { EXIT, exitCodeOf } from './exit-codes.js';
+
+/** A tenant whose run stopped before its end: nothing read at all, a refused key, a stop. */
+export interface TenantFailure {
+  readonly slug: string;
+  readonly apiKeyEnv: string;
+  readonly error: unknown;
+}
+
+const codeOf = (err: unknown): string | undefined => (err instanceof UnderstudyError ? err.code : undefined);
+
+export const isStop = (err: unknown): boolean => codeOf(err) === 'US_ABORTED';
+
+/** The base URL as shown in messages: without credentials, should it carry any. */
+const shownUrl = (baseUrl: string): string => {
+  try {
+    const u = new URL(baseUrl);
+    u.username = '';
+    u.password = '';
+    return u.toString().replace(/\/$/, '');
+  } catch {
+    return '(unparseable)';
+  }
+};
+
+/**
+ * One line saying why a tenant failed, with what the operator can fix: a refused key names the variable its
+ * `apiKeyEnv` names (never the key) and says the slug may be wrong (the upstream refuses an unknown tenant the
+ * same way); nothing readable names `baseUrl`; no answer at all names where it went and why.
+ */
+export function tenantFailureText(f: TenantFailure, baseUrl: string): string {
+  const what = describeError(f.error);
+  switch (codeOf(f.error)) {
+    case 'US_AUTH':
+      return (
+        `tenant ${f.slug}: the upstream refused the key in ${f.apiKeyEnv} (its apiKeyEnv): ${what}. Check the key ` +
+        `${f.apiKeyEnv} holds, and the tenant slug "${f.slug}": the slug may be wrong, an unknown tenant is refused the same way`
+      );
+    case 'US_NOT_FOUND':
+      return `tenant ${f.slug}: baseUrl ${shownUrl(baseUrl)}: ${what}`;
+    default:
+      if (f.error instanceof UpstreamError && f.error.status === 0)
+        return `tenant ${f.slug}: cannot reach the upstream (baseUrl ${shownUrl(baseUrl)}): ${what}`;
+      return `tenant ${f.slug}: ${what}`;
+  }
+}
+
+/**
+ * What a run committed, page by page (pages commit with their checkpoint, so what was read is what is kept), for
+ * Ctrl-C: `stopped: committed 412 records (harbour-opera: series 100, events 312); the next run resumes from there`.
+ */
+export class Committed {
+  readonly #records = new Map<string, Map<string, number>>();
+
+  /** `fetched`: the records of `collection` committed so far by this run. */
+  note(tenant: string, collection: string, fetched: number): void {
+    let byCollection = this.#records.get(tenant);
+    if (!byCollection) {
+      byCollection = new Map();
+      this.#records.set(tenant, byCollection);
+    }
+    byCollection.set(collection, Math.max(fetched, byCollection.get(collection) ?? 0));
+  }
+
+  text(): string {
+    let total = 0;
+    const parts: string[] = [];
+    for (const [tenant, byCollection] of this.#records) {
+      const done = [...byCollection].filter(([, n]) => n > 0);
+      total += done.reduce((sum, [, n]) => sum + n, 0);
+      if (done.length > 0) parts.push(`${tenant}: ${done.map(([c, n]) => `${c} ${n}`).join(', ')}`);
+    }
+    return total === 0
+      ? 'stopped: nothing was committed by this run (earlier runs stay committed); the next run starts where they ended'
+      : `stopped: committed ${total} records (${parts.join('; ')}); the next run resumes from there`;
+  }
+}
+
+/** A collection another live run held (skipped, or its lease lost to that run): try again later. */
+const TEMPFAIL_CODES = new Set(['US_LOCKED', 'US_LEASE_LOST']);
+
+/**
+ * The run's exit code: the worst of its tenants' failures and its collections' errors; else 75 (EX_TEMPFAIL) when a
+ * collection was held by another run (skipped as locked, or its lease lost); else 0.
+ */
+export function syncExitCode(reports: readonly TenantReport[], failures: readonly TenantFailure[]): number {
+  let code: number = EXIT.OK;
+  let tempfail = false;
+  const note = (errorCode: string | undefined) => {
+    if (errorCode !== undefined && TEMPFAIL_CODES.has(errorCode)) tempfail = true;
+    else code = Math.max(code, exitCodeOf(errorCode));
+  };
+  for (const f of failures) note(codeOf(f.error));
+  for (const t of reports) for (const c of t.collections) if (c.error || c.errorCode) note(c.errorCode);
+  return code === EXIT.OK && tempfail ? EXIT.EX_TEMPFAIL : code;
+}

@@ -1,0 +1,60 @@
+import { type Kysely, sql } from 'kysely';
+import type { Database } from './db-schema.js';
+
+/** Which database a mirror lives in. */
+export type EngineName = 'sqlite' | 'postgres';
+
+/**
+ * What differs between the engines a mirror can live in, and nothing more (as Kysely's dialect adapters): every
+ * query is built once with Kysely and runs on both; only how a write transaction begins differs here.
+ */
+export interface StoreEngine {
+  readonly name: EngineName;
+  readonly db: Kysely<Database>;
+  /**
+   * The statement that opens a write transaction: SQLite's `begin immediate` takes the file's write lock at once
+   * (waiting on the busy timeout), so a transaction that reads before it writes never fails with SQLITE_BUSY when
+   * another process wrote in between; PostgreSQL's `begin` is READ COMMITTED.
+   */
+  readonly begin: 'begin immediate' | 'begin';
+  /**
+   * Runs one write transaction at a time where the engine needs it: SQLite connections of one process to one file
+   * share a thread, so a second `begin immediate` would block it while the first transaction waits on a promise.
+   */
+  readonly exclusive?: <T>(fn: () => Promise<T>) => Promise<T>;
+  /**
+   * Run first in a transaction that may change record rows, where the engine needs it for the change log's order:
+   * PostgreSQL allocates `seq` at insert time, so two transactions could commit out of `seq` order under READ
+   * COMMITTED; one transaction-level lock makes change-writing transactions commit one at a time. SQLite's
+   * `begin immediate` already does.
+   */
+  readonly serialiseChanges?: (db: Kysely<Database>) => Promise<void>;
+  /** How many bound parameters one statement may carry (SQLite: 32766; PostgreSQL: 65535). */
+  readonly maxParameters: number;
+  /** Closes the connection (pool). Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * Runs `fn` in one transaction on ONE connection (a pooled engine must not spread a transaction over two):
+ * committed when `fn` resolves, rolled back when it throws.
+ */
+export async function inTransaction<T>(engine: StoreEngine, fn: (db: Kysely<Database>) => Promise<T>): Promise<T> {
+  const run = () => oneTransaction(engine, fn);
+  return engine.exclusive ? engine.exclusive(run) : run();
+}
+
+async function oneTransaction<T>(engine: StoreEngine, fn: (db: Kysely<Database>) => Promise<T>): Promise<T> {
+  return engine.db.connection().execute(async (conn) => {
+    await sql.raw(engine.begin).execute(conn);
+    let result: T;
+    try {
+      result = await fn(conn);
+    } catch (err) {
+      await sql`rollback`.execute(conn).catch(() => undefined);
+      throw err;
+    }
+    await sql`commit`.execute(conn);
+    return result;
+  });
+}

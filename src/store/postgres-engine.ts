@@ -1,0 +1,94 @@
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { Database } from './db-schema.js';
+import type { StoreEngine } from './engine.js';
+
+/** Whether a database setting names a PostgreSQL server rather than a SQLite file. */
+export const isPostgresUrl = (database: string): boolean => /^postgres(ql)?:\/\//i.test(database);
+
+/**
+ * The advisory lock of the change log (the trigger of migration 2026-11-23-060 takes the same one): held from the
+ * start of a change-writing transaction to its commit, so those transactions commit in `seq` order.
+ */
+const CHANGE_LOCK = 7_305_045_001;
+/** A database setting fit for messages and output: a URL's password hidden; a SQLite path as it is. */
+export const shownDatabase = (database: string): string => {
+  if (!isPostgresUrl(database)) return database;
+  try {
+    const u = new URL(database);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return 'the PostgreSQL URL';
+  }
+};
+
+/** PostgreSQL's limit on bound parameters per statement. */
+const PG_MAX_PARAMETERS = 65535;
+
+/**
+ * How values come back from PostgreSQL: as SQLite gives them, so that no code above the store (and no output of
+ * `understudy sql`) knows which engine runs. `bigint` (counts, sums) as a number when exact, else its digits;
+ * `json`/`jsonb` as text exactly as stored (the store parses it losslessly; `JSON.parse` would round large
+ * integers); `numeric` as its digits. Timestamps are not a trap here: the mirror keeps instants as UTC ISO text.
+ */
+const types = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    switch (oid) {
+      case pg.types.builtins.INT8:
+        return (v: string) => (Number.isSafeInteger(Number(v)) ? Number(v) : v);
+      case pg.types.builtins.JSON:
+      case pg.types.builtins.JSONB:
+      case pg.types.builtins.NUMERIC:
+        return (v: string) => v;
+      default:
+        return pg.types.getTypeParser(oid, format ?? 'text');
+    }
+  },
+};
+
+/** The `pg` pool settings every mirror connection uses. */
+export function poolConfig(url: string, max: number): pg.PoolConfig {
+  return {
+    connectionString: url,
+    max,
+    types: types as pg.CustomTypesConfig,
+    // A connection left idle is closed, so a stopped process leaves none open on the server.
+    idleTimeoutMillis: 10_000,
+    connectionTimeoutMillis: 10_000,
+    application_name: 'understudy',
+  };
+}
+
+/**
+ * The PostgreSQL engine: a `pg` pool behind Kysely's PostgresDialect. Transactions run on one pooled connection
+ * (`inTransaction`), at READ COMMITTED; the write rules hold there because they are single statements.
+ */
+export function postgresEngine(
+  url: string,
+  opts: {
+    readonly maxConnections?: number;
+    /** Every transaction read-only (`default_transaction_read_only`): the commands that only read. */
+    readonly readOnly?: boolean;
+  } = {},
+): StoreEngine {
+  const config = poolConfig(url, opts.maxConnections ?? 4);
+  const pool = new pg.Pool(opts.readOnly ? { ...config, options: '-c default_transaction_read_only=on' } : config);
+  // An idle connection the server drops (a restart, a failover) must not crash the process; the pool replaces it.
+  pool.on('error', () => undefined);
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  let closing: Promise<void> | undefined;
+  return {
+    name: 'postgres',
+    db,
+    begin: 'begin',
+    serialiseChanges: async (conn) => {
+      await sql`select pg_advisory_xact_lock(${sql.lit(CHANGE_LOCK)})`.execute(conn);
+    },
+    maxParameters: PG_MAX_PARAMETERS,
+    close() {
+      closing ??= db.destroy();
+      return closing;
+    },
+  };
+}

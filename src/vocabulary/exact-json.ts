@@ -1,0 +1,32 @@
+import { isSafeNumber, parse as parseLossless, stringify as stringifyLossless } from 'lossless-json';
+import type { JsonValue } from './ids.js';
+
+/**
+ * An integer literal too long to be exact as a JS number (16 digits or more) where a value starts: after `:`, `[`
+ * or `,`. A match inside a string only costs the slower parse, never a wrong value.
+ */
+const LONG_INTEGER = /[:[,]\s*-?\d{16,}(?![\d.eE])/;
+
+/** Integers beyond 2^53 become `bigint` (exact); every other number stays a JS number. */
+const parseNumber = (text: string): number | bigint =>
+  isSafeNumber(text) || !/^-?\d+$/.test(text) ? Number(text) : BigInt(text);
+
+/**
+ * Parses JSON text exactly: integers beyond 2^53 (ids such as 9007199254740993) come back as `bigint` instead of
+ * being rounded. Text without such a literal takes the native `JSON.parse` (the lossless parser is several times
+ * slower, so only the pages that need it pay: see docs/benchmarks.md).
+ */
+export function parseExactJson(text: string): JsonValue {
+  if (!LONG_INTEGER.test(text)) return JSON.parse(text) as JsonValue;
+  return parseLossless(text, null, parseNumber) as JsonValue;
+}
+
+/** JSON text of a value that may hold `bigint`s (written as bare integers, exactly as received). */
+export function stringifyJson(value: JsonValue): string {
+  try {
+    return JSON.stringify(value);
+  } catch (err) {
+    if (!(err instanceof TypeError)) throw err;
+    return stringifyLossless(value) as string;
+  }
+}

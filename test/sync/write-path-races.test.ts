@@ -1,0 +1,158 @@
+import { describe, expect, it } from 'vitest';
+import { discoverRoutes } from '../../src/sync/discover-routes.js';
+import { PUBLISHED, type Store, type WriteBatch } from '../../src/sync/store-port.js';
+import { syncCollection } from '../../src/sync/sync-collection.js';
+import { type CollectionSlug, tableFor } from '../../src/vocabulary/collections.js';
+import type { JsonObject } from '../../src/vocabulary/ids.js';
+import { type Harness, syncHarness } from '../helpers/sync-harness.js';
+
+const signal = () => new AbortController().signal;
+const routes = (h: Harness) => discoverRoutes(h.client, { signal: signal() });
+
+const row = (h: Harness, c: CollectionSlug, id: string) =>
+  h.query<{ deleted_at: string | null }>(
+    `SELECT deleted_at FROM ${tableFor(c)} WHERE tenant = ? AND id = ?`,
+    h.tenant.slug,
+    id,
+  )[0];
+
+/** The simulator's API as an app would call it. */
+const api = async (h: Harness, method: string, path: string, body?: JsonObject) => {
+  const res = await fetch(`${h.sim.url}/partners/2026-02/${h.tenant.slug}/${path}`, {
+    method,
+    headers: { authorization: `users API-Key ${h.tenant.key}`, 'content-type': 'application/json' },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await res.text();
+  return { status: res.status, json: (text ? JSON.parse(text) : null) as JsonObject | null };
+};
+
+/** The store, with `before` run ahead of the first write that matches `when` (a race, made to happen). */
+function racing(store: Store, when: (batch: WriteBatch) => boolean, before: () => Promise<void>): Store {
+  let done = false;
+  return new Proxy(store, {
+    get(target, prop) {
+      if (prop === 'write')
+        return async (...args: Parameters<Store['write']>) => {
+          if (!done && when(args[1])) {
+            done = true;
+            await before();
+          }
+          return target.write(...args);
+        };
+      const v = Reflect.get(target, prop);
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
+}
+
+describe('the write path under races (each was reproduced on the old store)', () => {
+  it('a sync page fetched before a DELETE write-through, committed after it, does not revive the row', async () => {
+    const h = await syncHarness({ routes: 'full', records: 20 });
+    const r = await routes(h);
+    const C = 'event-instances';
+    await syncCollection(h.deps(), h.target, C, 'full', r, signal());
+    const x = h.sim.controls.mutate({ tenant: h.tenant.slug, collection: C, edits: 1 }).edited[0] as string;
+    await syncCollection(h.deps(), h.target, C, 'incremental', r, signal());
+    // The next incremental run re-reads X in the overlap window. Its page is fetched; before it commits, X is
+    // deleted upstream and the delete is written through.
+    const store = racing(
+      h.store,
+      (b) => (b.upserts ?? []).some((d) => d.id === x),
+      async () => {
+        expect((await api(h, 'DELETE', `${C}/${x}`)).status).toBe(200);
+        await h.store.write({ tenant: h.target.slug, collection: C, variant: PUBLISHED }, { deletes: [x] });
+      },
+    );
+    const run = await syncCollection(h.deps({ store }), h.target, C, 'incremental', r, signal());
+    expect(run.error).toBeUndefined();
+    expect(row(h, C, x)?.deleted_at).not.toBeNull();
+    await syncCollection(h.deps(), h.target, C, 'incremental', r, signal());
+    expect(row(h, C, x)?.deleted_at, 'still deleted after one more run').not.toBeNull();
+  });
+
+  it('a record created and written through during a full pass is not tombstoned by that pass', async () => {
+    const h = await syncHarness({ routes: 'full', records: 20 });
+    const r = await routes(h);
+    const C = 'forms';
+    await syncCollection(h.deps(), h.target, C, 'full', r, signal());
+    let created = '';
+    // Just before the pass's last step (tombstoning what it did not see), an app creates a form upstream and the
+    // write worker writes it through.
+    const store = racing(
+      h.store,
+      (b) => b.tombstoneUnseen !== undefined,
+      async () => {
+        const res = await api(h, 'POST', `${C}?depth=0`, { title: 'Created during the pass' });
+        const doc = (res.json?.doc ?? res.json) as JsonObject;
+        created = String(doc.id);
+        await h.store.write({ tenant: h.target.slug, collection: C, variant: PUBLISHED }, { upserts: [doc] });
+      },
+    );
+    const run = await syncCollection(h.deps({ store }), h.target, C, 'full', r, signal());
+    expect(run.error).toBeUndefined();
+    expect(run.deleted).toBe(0);
+    expect(created).not.toBe('');
+    expect(row(h, C, created)?.deleted_at).toBeNull();
+  });
+
+  it('the draft look-up pages under an upstream clamp: 30 records unpublished, none tombstoned', async () => {
+    const h = await syncHarness({ routes: 'full', records: 60, maxLimit: 20 });
+    const r = await routes(h);
+    const C = 'series';
+    await syncCollection(h.deps(), h.target, C, 'full', r, signal());
+    const ids = h
+      .query<{ id: string }>(`SELECT id FROM series WHERE tenant = ? ORDER BY id LIMIT 30`, h.tenant.slug)
+      .map((x) => x.id);
+    expect(ids).toHaveLength(30);
+    for (const id of ids) expect((await api(h, 'PATCH', `${C}/${id}`, { _status: 'draft' })).status).toBe(200);
+    const run = await syncCollection(h.deps(), h.target, C, 'full', r, signal());
+    expect(run.error).toBeUndefined();
+    expect(run.deleted).toBe(0);
+    const tomb = h.query<{ n: number }>(
+      'SELECT count(*) AS n FROM series WHERE tenant = ? AND deleted_at IS NOT NULL',
+      h.tenant.slug,
+    );
+    expect(tomb[0]?.n).toBe(0);
+  });
+});
+
+describe('a run that lost its lease', () => {
+  it('commits nothing more and stops that collection with US_LEASE_LOST', async () => {
+    const h = await syncHarness({ routes: 'full', records: 30, maxLimit: 5 });
+    const r = await routes(h);
+    const C = 'event-instances';
+    let pages = 0;
+    let takenBy: string | null = null;
+    // A stalled process: its renewals do nothing, and while it waits for its 3rd page its lease expires and
+    // another run takes the collection.
+    const stalled = new Proxy(h.store, {
+      get(target, prop) {
+        if (prop === 'renewLease') return async () => true;
+        const v = Reflect.get(target, prop);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    const off = h.sim.controls.beforeRequest(async (req) => {
+      if (!req.path.includes(C) || ++pages !== 3) return;
+      await new Promise((res) => setTimeout(res, 120));
+      const other = await h.store.acquireLease(h.target.slug, C, 'other-run', 60_000);
+      takenBy = other?.holder ?? null;
+    });
+    const run = await syncCollection(
+      h.deps({ store: stalled, leaseTtlMs: 90, pageSize: 5 }),
+      h.target,
+      C,
+      'full',
+      r,
+      signal(),
+    );
+    off();
+    expect(takenBy).toBe('other-run');
+    expect(run.errorCode).toBe('US_LEASE_LOST');
+    // Pages 1 and 2 committed; nothing after the takeover.
+    expect(run.fetched).toBe(10);
+    const state = await h.store.getSyncState({ tenant: h.target.slug, collection: C, variant: PUBLISHED });
+    expect(state.lastError).toBeNull();
+  });
+});
