@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { isPostgres } from './engine.js';
+import { isPostgres } from './lib/engine.js';
 
 // Frozen copy of the typed columns as of this migration (src/store/columns.ts may move on; this must not).
 type ColType = 'text' | 'integer' | 'real';

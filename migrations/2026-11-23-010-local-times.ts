@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { inTransaction } from './engine.js';
+import { inTransaction } from './lib/engine.js';
 
 // Frozen copy, as of this migration, of the `local` typed columns (src/store/columns.ts may move on; this must not).
 const TABLES = ['seasons', 'series', 'events', 'event_instances'] as const;

@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import { inTransaction, isPostgres } from './engine.js';
+import { inTransaction, isPostgres } from './lib/engine.js';
 
 type Engine = 'sqlite' | 'postgres';
 // biome-ignore lint/suspicious/noExplicitAny: migrations take Kysely<any> so they stay frozen in time

@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import { inTransaction, isPostgres } from './engine.js';
+import { inTransaction, isPostgres } from './lib/engine.js';
 
 // Frozen copy, as of this migration, of the record tables and the collection each holds (the slug, as in the API).
 const RECORD_TABLES: Record<string, string> = {

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { isPostgres } from './engine.js';
+import { isPostgres } from './lib/engine.js';
 
 /**
  * Where each webhook endpoint stands (never its secret): the last `seq` it was handed (delivered, or dead-lettered
