@@ -4,8 +4,8 @@ import {
   type CompiledQuery,
   type DatabaseConnection,
   type Driver,
-  type QueryResult,
   CompiledQuery as Query,
+  type QueryResult,
   SqliteDialect,
 } from 'kysely';
 
