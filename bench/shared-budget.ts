@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
+import pg from 'pg';
 import { enqueueSync } from '../src/app/enqueue-sync.js';
 import { openSyncQueue } from '../src/queue/queues.js';
 import { startSimulator } from '../src/sim/start-simulator.js';
@@ -60,6 +61,34 @@ export async function redisForBench(): Promise<{ url: string; stop: () => Promis
 interface RunResult {
   perKey: { tenant: string; requests: number; share: number; seconds: number }[];
   rateLimited: number;
+  /** On PostgreSQL: live rows per collection that differ from the upstream's count, and records inserted twice. */
+  check?: { readonly mismatched: readonly string[]; readonly insertedTwice: number; readonly rows: number };
+}
+
+/** Where the mirror of a run lives: a SQLite file in the run's folder (default), or a fresh PostgreSQL database. */
+interface RunOptions {
+  readonly workers?: number;
+  readonly postgres?: string;
+}
+
+const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+/** A fresh PostgreSQL database for one run, and how to drop it. */
+async function freshPostgres(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `understudy_bench_${process.pid}_${Date.now()}`;
+  const admin = async (q: string) => {
+    const c = new pg.Client({ connectionString: ADMIN_URL });
+    await c.connect();
+    try {
+      await c.query(q);
+    } finally {
+      await c.end();
+    }
+  };
+  await admin(`CREATE DATABASE ${name}`);
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
 
 /**
@@ -74,7 +103,8 @@ const achieved = (times: number[]): number => {
   return Math.min(1, ideal / (last - first));
 };
 
-export async function run(redisUrl: string, tenantCount: 1 | 2): Promise<RunResult> {
+export async function run(redisUrl: string, tenantCount: 1 | 2, opts: RunOptions = {}): Promise<RunResult> {
+  const workerCount = opts.workers ?? WORKERS;
   const sim = await startSimulator({
     tenants: 2,
     records: 250,
@@ -100,7 +130,7 @@ export async function run(redisUrl: string, tenantCount: 1 | 2): Promise<RunResu
   });
   const config = {
     baseUrl: sim.url,
-    database: join(dir, 'm.db'),
+    database: opts.postgres ?? join(dir, 'm.db'),
     redis: { prefix },
     // Syncs waiting on the budget hold a slot; enough slots that one key's backlog never starves the other's.
     worker: { concurrency: 8 },
@@ -119,7 +149,7 @@ export async function run(redisUrl: string, tenantCount: 1 | 2): Promise<RunResu
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
   const queue = openSyncQueue(redis, prefix);
   try {
-    for (let i = 0; i < WORKERS; i++) {
+    for (let i = 0; i < workerCount; i++) {
       const stderr = process.env.BENCH_DEBUG ? 'inherit' : 'ignore';
       workers.push(
         spawn(process.execPath, [BIN, 'worker', '--config', configPath], { env, stdio: ['ignore', 'ignore', stderr] }),
@@ -141,7 +171,11 @@ export async function run(redisUrl: string, tenantCount: 1 | 2): Promise<RunResu
         process.stderr.write(`${t}: ${[...hist].map(([k, v]) => `${k}s:${v}`).join(' ')}\n`);
       }
     }
+    const check = opts.postgres
+      ? await checkMirror(opts.postgres, sim, tenants, config.tenants[0]?.collections ?? [])
+      : undefined;
     return {
+      ...(check ? { check } : {}),
       perKey: tenants.map((t) => {
         const times = arrivals.get(t.slug) ?? [];
         const seconds = times.length > 1 ? (Math.max(...times) - Math.min(...times)) / 1000 : 0;
@@ -159,11 +193,49 @@ export async function run(redisUrl: string, tenantCount: 1 | 2): Promise<RunResu
   }
 }
 
+/** The PostgreSQL mirror against the simulator: live rows per tenant and collection, and inserts logged twice. */
+async function checkMirror(
+  url: string,
+  sim: Awaited<ReturnType<typeof startSimulator>>,
+  tenants: readonly { slug: string }[],
+  collections: readonly string[],
+): Promise<NonNullable<RunResult['check']>> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    const mismatched: string[] = [];
+    let rows = 0;
+    for (const t of tenants)
+      for (const coll of collections) {
+        const table = coll.replaceAll('-', '_');
+        const r = await c.query(`SELECT count(*)::int AS n FROM ${table} WHERE tenant = $1 AND deleted_at IS NULL`, [
+          t.slug,
+        ]);
+        const live = Number(r.rows[0]?.n ?? -1);
+        const upstream = sim.controls.docs(t.slug, coll as never).length;
+        rows += live;
+        if (live !== upstream) mismatched.push(`${t.slug}/${coll} ${live}/${upstream}`);
+      }
+    const twice = await c.query(
+      `SELECT count(*)::int AS n FROM (SELECT 1 FROM changes WHERE kind = 'insert' GROUP BY tenant, collection, variant, id HAVING count(*) > 1) d`,
+    );
+    return { mismatched, insertedTwice: Number(twice.rows[0]?.n ?? 0), rows };
+  } finally {
+    await c.end();
+  }
+}
+
 export default async function bench(): Promise<string> {
   const redis = await redisForBench();
   try {
     const one = await run(redis.url, 1);
     const two = await run(redis.url, 2);
+    const db = await freshPostgres();
+    const hosts = await run(redis.url, 1, { workers: 3, postgres: db.url }).finally(() => db.drop());
+    const hostShare = (hosts.perKey[0]?.share ?? 0) * 100;
+    const hostCheck = hosts.check ?? { mismatched: ['not checked'], insertedTwice: -1, rows: 0 };
+    const hostsMet =
+      hostShare >= 95 && hosts.rateLimited === 0 && hostCheck.mismatched.length === 0 && hostCheck.insertedTwice === 0;
     const single = one.perKey[0];
     const pct = single ? single.share * 100 : 0;
     const rate = (k: { requests: number; seconds: number }) => k.requests / k.seconds;
@@ -188,13 +260,23 @@ the time they took.
 |---|---|---:|---:|---:|---:|---:|
 ${row('one key', one)}
 ${row('two keys', two)}
+${row('3 hosts, PostgreSQL', hosts)}
 
 - One key: ${pct.toFixed(1)}% of the budget (target >= 97%), ${one.rateLimited} responses 429 (target 0): ${
       pct >= 97 && one.rateLimited === 0 ? '**met**' : '**not met**'
     }.
 - Two keys: ${twoRate.toFixed(1)} requests/s together, ${ratio.toFixed(2)}x one key's ${oneRate.toFixed(1)} (target about 2x), ${
       two.rateLimited
-    } responses 429: ${ratio >= 1.8 && two.rateLimited === 0 ? '**met**' : '**not met**'}.`;
+    } responses 429: ${ratio >= 1.8 && two.rateLimited === 0 ? '**met**' : '**not met**'}.
+- Past one machine (issue 17): 3 \`understudy worker\` processes on one Redis and one PostgreSQL mirror (a fresh
+  database), one key: ${hostShare.toFixed(1)}% of the budget (target >= 95%), ${hosts.rateLimited} responses 429
+  (target 0); ${hostCheck.rows} live rows, ${
+    hostCheck.mismatched.length === 0
+      ? 'every collection equal to the upstream'
+      : `differing: ${hostCheck.mismatched.join(', ')}`
+  }; ${hostCheck.insertedTwice} records inserted twice (the change log): ${hostsMet ? '**met**' : '**not met**'}.
+  The processes stand for hosts: each has its own connection pool, and shares only Redis and PostgreSQL with the
+  others.`;
   } finally {
     await redis.stop();
   }

@@ -93,7 +93,12 @@ export class SqliteThread {
   private closing: Promise<void> | undefined;
 
   private constructor(path: string, pragmas: readonly string[]) {
-    this.worker = new Worker(THREAD, { eval: true, workerData: { path, pragmas, module: betterSqlite3 } });
+    // No inherited flags: a parent run as `node --input-type=module -e …` would make the thread's CommonJS a module.
+    this.worker = new Worker(THREAD, {
+      eval: true,
+      execArgv: [],
+      workerData: { path, pragmas, module: betterSqlite3 },
+    });
     // Idle, the thread does not keep the process alive; a statement in flight does (see call).
     this.worker.unref();
     this.worker.on('message', (r: Reply) => this.settle(r));

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hasMore } from '../partners/list-envelope.js';
 import type { ListPage, ListQuery } from '../partners/partners-client.js';
-import type { UpstreamDoc } from '../vocabulary/ids.js';
 import { draftsOnly } from './drafts-only.js';
 import { overlapIsComplete } from './overlap-window.js';
 import { PageProgress } from './page-progress.js';
@@ -11,18 +10,23 @@ import { DEFAULT_PAGE_SIZE, finishPass, type Run, type SyncMode } from './sync-r
 import { syncUndatedTail } from './undated-tail.js';
 import type { VariantSpec } from './variants.js';
 
-/** Pages received and not yet committed: their records, the first one's fetch time, the last one's state. */
-interface Group {
-  readonly docs: readonly UpstreamDoc[];
-  readonly fetchedAt: string;
-  readonly state: SyncState;
-  /** The progress total the last page announced. */
-  readonly expected: number;
-  readonly pages: number;
-}
+/** How long a graceful stop waits for the page fetched ahead (waiting on the rate budget, it is cancelled). */
+const STOP_GRACE_MS = 2000;
 
-/** At most this many received pages wait for a commit before fetching pauses (memory stays bounded). */
-const MAX_GROUP_PAGES = 4;
+/** Whether `p` settles successfully within `ms`. */
+const landsWithin = (p: Promise<unknown>, ms: number): Promise<boolean> => {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  return Promise.race([
+    p.then(
+      () => true,
+      () => false,
+    ),
+    late,
+  ]).finally(() => clearTimeout(timer));
+};
 
 /** A page asked for, and when it was asked (a tombstone set after that is not undone by it). */
 interface Fetched {
@@ -98,60 +102,11 @@ export async function syncListed(run: Run, spec: VariantSpec, mode: SyncMode): P
   const base = run.report.fetched;
   let readBefore = base;
   run.checkStop();
-  // Pages are committed in order, one transaction at a time, while the next ones are fetched. Pages that arrived
-  // while a commit ran are committed together in the next one (their records, the last one's state): against a
-  // fast upstream the store then writes larger transactions (each index page once per transaction, not per page);
-  // against a rate-limited one every page commits on its own as it arrives.
-  let group: Group | null = null;
-  let committing: Promise<void> | null = null;
-  // The first commit that failed (the pass then stops with its error); an object, as callbacks set it.
-  const failure: { failed: boolean; err: unknown } = { failed: false, err: undefined };
-  const commitGroups = async (): Promise<void> => {
-    while (group) {
-      const g: Group = group;
-      group = null;
-      const counts = await run.commit(key, {
-        upserts: g.docs,
-        fetchedAt: g.fetchedAt,
-        next: g.state,
-        ...(pass ? { seenBy: pass.runId } : {}),
-      });
-      run.counted(counts, g.docs.length, g.expected, g.pages);
-      log.debug(
-        {
-          collection: run.collection,
-          variant: spec.variant,
-          docs: g.docs.length,
-          pages: g.pages,
-          changed: counts.changes.length,
-        },
-        'pages committed',
-      );
-    }
-  };
-  const commitInBackground = () => {
-    committing ??= commitGroups()
-      .catch((err: unknown) => {
-        if (!failure.failed) Object.assign(failure, { failed: true, err });
-      })
-      .finally(() => {
-        committing = null;
-      });
-  };
-  /** Waits until every page received so far is committed; throws a commit's failure. */
-  const drain = async () => {
-    while (committing || (group && !failure.failed)) {
-      commitInBackground();
-      await committing;
-    }
-    if (failure.failed) throw failure.err;
-  };
   let pending: Promise<Fetched> | null = fetchPage(pageNo, where);
   try {
     while (pending) {
       const { page, fetchedAt } = await pending;
       pending = null;
-      if (failure.failed) throw failure.err;
       const docs = page.docs;
       if (full && !where && pageNo === 1) total = page.totalDocs;
       const expected = readBefore + page.totalDocs;
@@ -161,44 +116,42 @@ export async function syncListed(run: Run, spec: VariantSpec, mode: SyncMode): P
       const moved = last !== null;
       if (last) after = last;
       const more = docs.length > 0 && hasMore(page, limit);
-      if (docs.length > 0) {
-        state = pass
-          ? { ...state, full: { ...pass, after } }
-          : { ...state, cursor: laterOf(state.cursor, earlierOf(last, ceiling)), incremental: { after } };
-        // A group's fetch time is its first page's: a tombstone set after it is never undone by the group.
-        group = group
-          ? { docs: [...group.docs, ...docs], fetchedAt: group.fetchedAt, state, expected, pages: group.pages + 1 }
-          : { docs, fetchedAt, state, expected, pages: 1 };
-        commitInBackground();
-      }
       if (more) {
         if (moved && after) {
           where = afterWhere(after, keyField);
           pageNo = 1;
           readBefore = base + read;
         } else pageNo++;
-        // A stop asked for: what was received is committed, then the pass stops.
-        if (run.stopRequested()) await drain();
-        run.checkStop();
-        // Memory stays bounded: at most MAX_GROUP_PAGES pages wait for a commit.
-        if (group && (group as Group).pages >= MAX_GROUP_PAGES) await committing;
-        if (failure.failed) throw failure.err;
-        pending = fetchPage(pageNo, where);
+        // Fetch the next page while this one commits, unless a stop was asked for (this page still commits).
+        if (!run.stopRequested()) pending = fetchPage(pageNo, where);
+      }
+      if (docs.length > 0) {
+        state = pass
+          ? { ...state, full: { ...pass, after } }
+          : { ...state, cursor: laterOf(state.cursor, earlierOf(last, ceiling)), incremental: { after } };
+        const counts = await run.commit(key, {
+          upserts: docs,
+          fetchedAt,
+          next: state,
+          ...(pass ? { seenBy: pass.runId } : {}),
+        });
+        run.counted(counts, docs.length, expected);
+        log.debug(
+          { collection: run.collection, variant: spec.variant, docs: docs.length, changed: counts.changes.length },
+          'page committed',
+        );
+      }
+      if (more && run.stopRequested()) {
+        // A graceful stop: the page fetched ahead is committed too when its answer lands within STOP_GRACE_MS
+        // (a request answered and thrown away would be spent again by the next run); else it is cancelled.
+        if (!pending || !(await landsWithin(pending, STOP_GRACE_MS))) run.checkStop();
       }
     }
-    await drain();
-  } catch (err) {
-    // Pages received before a failure (a fetch, a stuck page, a stop) are committed before it is reported: they
-    // are not read again. After a failed commit, nothing more is.
-    if (!failure.failed) await drain().catch(() => undefined);
-    throw err;
   } finally {
     if (pending) {
       ahead.abort();
       (pending as Promise<Fetched>).catch(() => undefined); // no longer wanted: its failure is nobody's
     }
-    // A pass that stops on an error leaves no commit running behind it (the failure is already thrown).
-    if (committing) await committing;
   }
   if (pass && (total === null || read < total))
     state = await syncUndatedTail(run, spec, key, state, pass.runId, keyField, limit);

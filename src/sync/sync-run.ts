@@ -158,13 +158,13 @@ export class Run {
   async saveState(key: SyncKey, next: SyncState): Promise<void> {
     await this.commit(key, { next });
   }
-  /** Counts `pages` committed pages (default 1) of `fetched` records. Revived rows count as updated. */
-  counted(c: WriteResult, fetched: number, total?: number, pages = 1): void {
+  /** Counts a committed page of `fetched` records. Revived rows count as updated. */
+  counted(c: WriteResult, fetched: number, total?: number): void {
     this.report.inserted += c.inserted;
     this.report.updated += c.updated + c.revived;
     this.report.unchanged += c.unchanged;
     this.report.fetched += fetched;
-    this.pages += pages;
+    this.pages++;
     this.deps.onProgress?.({
       collection: this.collection,
       pages: this.pages,

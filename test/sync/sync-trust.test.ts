@@ -203,7 +203,9 @@ describe('resuming an interrupted incremental run', () => {
     ).catch((err: unknown) => err);
     expect((first as { code?: string }).code).toBe('US_ABORTED');
     const committed = h.sim.controls.requestLog().map((e) => e.path);
-    expect(committed).toHaveLength(3);
+    // The page fetched ahead when the stop came is committed too: no request of the stopped run is wasted.
+    expect(pages).toBeGreaterThanOrEqual(3);
+    expect(committed).toHaveLength(pages);
     const taken = upToDate();
     expect(taken).toBeGreaterThan(10);
     const second = await syncCollection(h.deps(), h.target, 'event-instances', 'incremental', r, signal());
