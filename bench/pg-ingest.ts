@@ -30,21 +30,27 @@ export default async function bench(): Promise<string> {
   const name = `understudy_bench_${process.pid}`;
   const admin = new pg.Client({ connectionString: ADMIN });
   await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
   const url = new URL(ADMIN);
   url.pathname = `/${name}`;
   try {
-    const lite = new KyselyStore(await openMigratedEngine(join(dir, 'm.db')));
-    const sqliteRate = await ingest(lite, docs).finally(() => lite.close());
-    const post = new KyselyStore(await openMigratedEngine(url.toString()));
-    const pgRate = await ingest(post, docs).finally(() => post.close());
+    // Best of two rounds, alternated, each into a fresh file and a fresh database: the machine's speed drifts.
+    let sqliteRate = 0;
+    let pgRate = 0;
+    for (let round = 0; round < 2; round++) {
+      const lite = new KyselyStore(await openMigratedEngine(join(dir, `m-${round}.db`)));
+      sqliteRate = Math.max(sqliteRate, await ingest(lite, docs).finally(() => lite.close()));
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.query(`CREATE DATABASE ${name}`);
+      const post = new KyselyStore(await openMigratedEngine(url.toString()));
+      pgRate = Math.max(pgRate, await ingest(post, docs).finally(() => post.close()));
+    }
     const ratio = sqliteRate / pgRate;
     return [
       '## PostgreSQL ingest',
       '',
       `${fmt(RECORDS)} simulator-shaped event instances through \`Store.write\` (one multi-row upsert per page of`,
       `${PAGE}), into a fresh SQLite file and into a fresh PostgreSQL database on this machine (jsonb documents), in`,
-      'one run. Target: PostgreSQL within 2x of SQLite.',
+      'one run, best of two rounds alternated. Target: PostgreSQL within 2x of SQLite.',
       '',
       '| engine | records/s |',
       '| --- | ---: |',
