@@ -62,7 +62,7 @@ function openSource(database: string): StoreEngine {
   if (isPostgresUrl(database)) return postgresEngine(database, { maxConnections: 1, readOnly: true });
   if (!existsSync(database)) throw new ConfigError(`--from ${database}: no such mirror`);
   const { db, raw } = openDatabase(database, { readonly: true });
-  return sqliteEngine(db, database, raw);
+  return sqliteEngine(db, raw);
 }
 
 const countOf = async (db: Kysely<LooseDatabase>, table: string): Promise<number> => {

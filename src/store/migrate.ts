@@ -8,9 +8,10 @@ import * as m012 from '../../migrations/2026-11-23-012-search.js';
 import * as m060 from '../../migrations/2026-11-23-060-change-log.js';
 import * as m061 from '../../migrations/2026-11-23-061-webhook-endpoints.js';
 import * as m062 from '../../migrations/2026-11-23-062-mirror-checks.js';
+import * as m063 from '../../migrations/2026-11-26-001-change-log-per-statement.js';
 import { UnderstudyError } from '../errors.js';
 import type { Database } from './db-schema.js';
-import { openWritableDatabase } from './open-database.js';
+import { openDatabase } from './open-database.js';
 
 /** Every migration, by name; Kysely runs them in name order. Static imports so the build carries them. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -20,6 +21,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-23-060-change-log': m060,
   '2026-11-23-061-webhook-endpoints': m061,
   '2026-11-23-062-mirror-checks': m062,
+  '2026-11-26-001-change-log-per-statement': m063,
   '2026-11-23-010-local-times': m010,
   '2026-11-23-011-views': m011,
   '2026-11-23-012-search': m012,
@@ -56,17 +58,13 @@ export async function migrateToLatest(db: Kysely<Database>): Promise<void> {
  * Opens (creating when missing) the mirror at `path` and brings its schema to the latest migration: the one way a
  * writable mirror is opened. A failed migration closes the connection and throws `US_STORE`.
  */
-export async function openMigratedDatabase(path: string): Promise<Awaited<ReturnType<typeof openWritableDatabase>>> {
-  let opened: Awaited<ReturnType<typeof openWritableDatabase>>;
-  try {
-    opened = await openWritableDatabase(path);
-  } catch (err) {
-    throw new UnderstudyError('US_STORE', `store: cannot open ${path}: ${(err as Error).message}`, { cause: err });
-  }
+export async function openMigratedDatabase(path: string): Promise<ReturnType<typeof openDatabase>> {
+  const opened = openDatabase(path);
   try {
     await migrateToLatest(opened.db);
   } catch (err) {
     await opened.db.destroy().catch(() => undefined);
+    if (opened.raw.open) opened.raw.close();
     throw err instanceof UnderstudyError
       ? err
       : new UnderstudyError('US_STORE', `store: migrate failed: ${(err as Error).message}`, { cause: err });

@@ -3,7 +3,6 @@ import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, type SqliteDatabase, SqliteDialect } from 'kysely';
 import type { Database } from './db-schema.js';
-import { SqliteThread, ThreadedSqliteDialect } from './sqlite-thread.js';
 
 export interface OpenDatabaseOptions {
   /** Open without write access; the file must exist. */
@@ -11,35 +10,8 @@ export interface OpenDatabaseOptions {
 }
 
 /**
- * How a writable mirror's connection is set up: WAL, a 5 s busy timeout, `synchronous=NORMAL`, foreign keys on, and
- * the WAL checkpointed into the file every 8192 pages (32 MiB) rather than SQLite's 1000: a full sync rewrites the
- * same index pages page after page, and a checkpoint copies each page once however often it changed since the last
- * one (docs/benchmarks.md, Ingest).
- */
-const WRITABLE_PRAGMAS = [
-  'busy_timeout = 5000',
-  'journal_mode = WAL',
-  'synchronous = NORMAL',
-  'temp_store = MEMORY',
-  'wal_autocheckpoint = 8192',
-  'foreign_keys = ON',
-] as const;
-
-/**
- * Opens (creating its folder and file) a writable SQLite database with `WRITABLE_PRAGMAS`, its connection held by
- * a worker thread (src/store/sqlite-thread.ts), so statements never block the main thread. Rejects with the
- * open's error (not a database, no permission). Closing is `db.destroy()`.
- */
-export async function openWritableDatabase(path: string): Promise<{ db: Kysely<Database>; file: string }> {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-  const thread = await SqliteThread.open(path, WRITABLE_PRAGMAS);
-  return { db: new Kysely<Database>({ dialect: new ThreadedSqliteDialect(thread) }), file: path };
-}
-
-/**
- * Opens a SQLite database on this thread, with `raw`, the connection Kysely uses: read-only (the file must exist)
- * for the commands that only read, or writable with the writable mirror's settings for tools that need the raw
- * connection (benchmarks).
+ * Opens (creating its folder and file when writable) a SQLite database in WAL mode with a 5 s busy timeout,
+ * `synchronous=NORMAL` and foreign keys on. `raw` is the same connection Kysely uses.
  */
 export function openDatabase(
   path: string,
@@ -49,10 +21,17 @@ export function openDatabase(
   if (!readonly && path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const raw = new BetterSqlite3(path, { readonly, fileMustExist: readonly });
   try {
-    if (readonly) {
-      raw.pragma('busy_timeout = 5000');
-      raw.pragma('foreign_keys = ON');
-    } else for (const p of WRITABLE_PRAGMAS) raw.pragma(p);
+    raw.pragma('busy_timeout = 5000');
+    if (!readonly) {
+      raw.pragma('journal_mode = WAL');
+      raw.pragma('synchronous = NORMAL');
+      raw.pragma('temp_store = MEMORY');
+      // The WAL is checkpointed into the file every 8192 pages (32 MiB) rather than SQLite's 1000: a full sync
+      // rewrites the same index pages page after page, and a checkpoint copies each page once however often it
+      // changed since the last one (docs/benchmarks.md, Simulator: full sync end to end).
+      raw.pragma('wal_autocheckpoint = 8192');
+    }
+    raw.pragma('foreign_keys = ON');
   } catch (err) {
     raw.close();
     throw err;

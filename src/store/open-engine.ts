@@ -10,8 +10,8 @@ import { sqliteEngine } from './sqlite-store.js';
  */
 export async function openMigratedEngine(database: string): Promise<StoreEngine> {
   if (!isPostgresUrl(database)) {
-    const { db, file } = await openMigratedDatabase(database);
-    return sqliteEngine(db, file);
+    const { db, raw } = await openMigratedDatabase(database);
+    return sqliteEngine(db, raw);
   }
   const engine = postgresEngine(database);
   try {

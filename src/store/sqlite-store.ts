@@ -27,22 +27,20 @@ function queuedOn(file: string): <T>(fn: () => Promise<T>) => Promise<T> {
   };
 }
 
-/**
- * The SQLite engine over an open connection to `file`; closing it destroys Kysely, which closes the connection (and
- * `raw`, a connection on this thread, when given: Kysely closes it only if it ever ran a query through it).
- */
-export function sqliteEngine(db: Kysely<Database>, file: string, raw?: BetterSqlite3.Database): StoreEngine {
+/** The SQLite engine over an open connection; closing it destroys Kysely and closes the handle. */
+export function sqliteEngine(db: Kysely<Database>, raw: BetterSqlite3.Database): StoreEngine {
   let closing: Promise<void> | undefined;
   return {
     name: 'sqlite',
     db,
     begin: 'begin immediate',
-    exclusive: queuedOn(file === ':memory:' ? `:memory:${Math.random()}` : resolve(file)),
+    exclusive: queuedOn(raw.name === ':memory:' ? `:memory:${Math.random()}` : resolve(raw.name)),
     maxParameters: SQLITE_MAX_PARAMETERS,
     close() {
       closing ??= (async () => {
         await db.destroy();
-        if (raw?.open) raw.close();
+        // Kysely closes the connection only if it ever ran a query through its driver.
+        if (raw.open) raw.close();
       })();
       return closing;
     },
@@ -51,6 +49,6 @@ export function sqliteEngine(db: Kysely<Database>, file: string, raw?: BetterSql
 
 /** Opens (creating when missing) the mirror at `path` and brings its schema to the latest migration. */
 export async function openSqliteStore(path: string): Promise<Store> {
-  const { db, file } = await openMigratedDatabase(path);
-  return new KyselyStore(sqliteEngine(db, file));
+  const { db, raw } = await openMigratedDatabase(path);
+  return new KyselyStore(sqliteEngine(db, raw));
 }
