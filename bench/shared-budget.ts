@@ -97,9 +97,13 @@ async function freshPostgres(): Promise<{ url: string; drop: () => Promise<void>
  */
 const achieved = (times: number[]): number => {
   if (times.length <= BUDGET) return Number.NaN;
-  const first = Math.min(...times);
-  const last = Math.max(...times);
-  const ideal = (Math.ceil(times.length / BUDGET) - 1) * WINDOW_MS;
+  // Up to the first request of the last window the run filled: the backlog's tail (fewer syncs left than slots)
+  // would otherwise count against the gate, and more so the emptier that last window is.
+  const sorted = [...times].sort((a, b) => a - b);
+  const m = BUDGET * Math.floor((sorted.length - 1) / BUDGET) + 1;
+  const first = sorted[0] ?? 0;
+  const last = sorted[m - 1] ?? first;
+  const ideal = (Math.ceil(m / BUDGET) - 1) * WINDOW_MS;
   return Math.min(1, ideal / (last - first));
 };
 
@@ -253,8 +257,9 @@ export default async function bench(): Promise<string> {
 
 Simulator limit ${BUDGET} reads per ${WINDOW_MS / 1000} s rolling window per key; ${WORKERS} \`understudy worker\`
 processes (concurrency 8 each) mirror a full backlog of 8 collections (page size 5) through the Redis rate gate.
-"Of budget" is the shortest time the requests could take under the window (ceil(n/${BUDGET}) - 1 windows) over
-the time they took.
+"Of budget" is the shortest time the requests could take under the window over the time they took, counted up
+to the first request of the last window the run filled (request ${BUDGET}k + 1: k windows at best), so the
+backlog's tail, when fewer syncs are left than slots, does not count against the gate.
 
 | run | tenant | requests | seconds | requests/s | of budget | 429s |
 |---|---|---:|---:|---:|---:|---:|

@@ -50,10 +50,13 @@ export default async function bench(): Promise<string> {
       const full = await syncCollection(deps, target, c, 'full', routes, signal);
       const fullBound = Math.ceil(n / L) + 2 + (c === 'events' ? 1 : 0); // events also fetch their theme-settings schema
       const k = Math.min(n, 250);
-      const edited = sim.controls.mutate({ tenant: t.slug, collection: c, edits: k }).edited;
-      // Edits of records that exist only as drafts are invisible to published reads: not counted as changed.
-      const published = new Set(sim.controls.docs(t.slug, c).map((d) => String(d.id)));
-      const visible = edited.filter((id) => published.has(String(id))).length;
+      // Edits of records that exist only as drafts are invisible to published reads: counted are the published
+      // records whose updatedAt moved.
+      const before = new Map(sim.controls.docs(t.slug, c).map((d) => [String(d.id ?? d.filename), d.updatedAt]));
+      sim.controls.mutate({ tenant: t.slug, collection: c, edits: k });
+      const visible = sim.controls
+        .docs(t.slug, c)
+        .filter((d) => before.get(String(d.id ?? d.filename)) !== d.updatedAt).length;
       const inc = await syncCollection(deps, target, c, 'incremental', routes, signal);
       const incBound = Math.ceil(k / L) + 2 + (c === 'events' ? 1 : 0);
       ok &&= full.requests <= fullBound && inc.requests <= incBound && inc.updated === visible;
