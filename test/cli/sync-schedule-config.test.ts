@@ -35,7 +35,8 @@ describe('sync --schedule without a CRON: the config’s schedules', () => {
       {
         slug: a.slug,
         apiKeyEnv: 'KEY_A',
-        schedule: { incrementalEveryMinutes: 720, fullCron: '0 3 * * *', timezone: 'Europe/London' },
+        // Incremental runs every two days: the daily full is the next run at any time of day the test runs.
+        schedule: { incrementalEveryMinutes: 2880, fullCron: '0 3 * * *', timezone: 'Europe/London' },
       },
     ]);
     const run = startOnTerminal(['sync', '--config', config, '--schedule'], { KEY_A: a.key });
