@@ -2,17 +2,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import pg from 'pg';
 import { KyselyStore } from '../src/store/kysely-store.js';
 import { openMigratedEngine } from '../src/store/open-engine.js';
 import { PUBLISHED, type Store, type SyncKey } from '../src/sync/store-port.js';
 import { tenantSlug } from '../src/vocabulary/ids.js';
 import { makeInstances } from './ingest.js';
+import { freshDatabase } from './postgres-database.js';
 
 const RECORDS = 100_000;
 const PAGE = 1000;
 const KEY: SyncKey = { tenant: tenantSlug('bench'), collection: 'event-instances', variant: PUBLISHED };
-const ADMIN = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
 
@@ -27,11 +26,6 @@ async function ingest(store: Store, docs: readonly Record<string, unknown>[]): P
 export default async function bench(): Promise<string> {
   const docs = makeInstances(RECORDS);
   const dir = mkdtempSync(join(tmpdir(), 'understudy-bench-'));
-  const name = `understudy_bench_${process.pid}`;
-  const admin = new pg.Client({ connectionString: ADMIN });
-  await admin.connect();
-  const url = new URL(ADMIN);
-  url.pathname = `/${name}`;
   try {
     // Best of two rounds, alternated, each into a fresh file and a fresh database: the machine's speed drifts.
     let sqliteRate = 0;
@@ -39,10 +33,13 @@ export default async function bench(): Promise<string> {
     for (let round = 0; round < 2; round++) {
       const lite = new KyselyStore(await openMigratedEngine(join(dir, `m-${round}.db`)));
       sqliteRate = Math.max(sqliteRate, await ingest(lite, docs).finally(() => lite.close()));
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await admin.query(`CREATE DATABASE ${name}`);
-      const post = new KyselyStore(await openMigratedEngine(url.toString()));
-      pgRate = Math.max(pgRate, await ingest(post, docs).finally(() => post.close()));
+      const db = await freshDatabase('ingest');
+      try {
+        const post = new KyselyStore(await openMigratedEngine(db.url));
+        pgRate = Math.max(pgRate, await ingest(post, docs).finally(() => post.close()));
+      } finally {
+        await db.drop();
+      }
     }
     const ratio = sqliteRate / pgRate;
     return [
@@ -61,8 +58,6 @@ export default async function bench(): Promise<string> {
       '',
     ].join('\n');
   } finally {
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);
-    await admin.end();
     rmSync(dir, { recursive: true, force: true });
   }
 }

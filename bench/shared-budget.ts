@@ -16,6 +16,7 @@ import pg from 'pg';
 import { enqueueSync } from '../src/app/enqueue-sync.js';
 import { openSyncQueue } from '../src/queue/queues.js';
 import { startSimulator } from '../src/sim/start-simulator.js';
+import { freshDatabase } from './postgres-database.js';
 
 const BUDGET = 100;
 const WINDOW_MS = 6000;
@@ -69,26 +70,6 @@ interface RunResult {
 interface RunOptions {
   readonly workers?: number;
   readonly postgres?: string;
-}
-
-const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-
-/** A fresh PostgreSQL database for one run, and how to drop it. */
-async function freshPostgres(): Promise<{ url: string; drop: () => Promise<void> }> {
-  const name = `understudy_bench_${process.pid}_${Date.now()}`;
-  const admin = async (q: string) => {
-    const c = new pg.Client({ connectionString: ADMIN_URL });
-    await c.connect();
-    try {
-      await c.query(q);
-    } finally {
-      await c.end();
-    }
-  };
-  await admin(`CREATE DATABASE ${name}`);
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${name}`;
-  return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
 
 /**
@@ -234,7 +215,7 @@ export default async function bench(): Promise<string> {
   try {
     const one = await run(redis.url, 1);
     const two = await run(redis.url, 2);
-    const db = await freshPostgres();
+    const db = await freshDatabase('hosts');
     const hosts = await run(redis.url, 1, { workers: 3, postgres: db.url }).finally(() => db.drop());
     const hostShare = (hosts.perKey[0]?.share ?? 0) * 100;
     const hostCheck = hosts.check ?? { mismatched: ['not checked'], insertedTwice: -1, rows: 0 };
