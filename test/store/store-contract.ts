@@ -263,9 +263,36 @@ export function storeContract(engine: string, make: () => Promise<ContractMirror
         const fresh = await store.write(k, { upserts: [x], fetchedAt: at(5), now: at(5) });
         expect(fresh.changes).toEqual([{ id: 'x', kind: 'revive' }]);
         await store.write(k, { deletes: ['x'], now: at(6) });
-        // A strictly newer record revives it whenever it was fetched.
-        const newer = await store.write(k, { upserts: [{ ...x, updatedAt: at(6, 1) }], fetchedAt: at(2) });
+        // A record edited upstream (newer than the row) but fetched before the delete does not revive it either:
+        // the page predates the delete, whatever its record's updatedAt.
+        const edited = await store.write(k, { upserts: [{ ...x, updatedAt: at(7) }], fetchedAt: at(5, 12) });
+        expect(counts(edited)).toEqual({ ...none, unchanged: 1 });
+        expect(await store.liveIds(k)).toEqual(new Set());
+        // Fetched after the delete, the newer record revives it.
+        const newer = await store.write(k, { upserts: [{ ...x, updatedAt: at(7) }], fetchedAt: at(6, 1) });
         expect(counts(newer)).toEqual({ ...none, revived: 1 });
+      });
+
+      it('stores a record whose strings hold NUL, each U+0000 as U+FFFD in doc and columns, alike on every engine', async () => {
+        const k = key('forms');
+        const odd = { id: 'f-nul', updatedAt: at(1), title: 'a\u0000b', confirmationType: 'message', 'k\u0000': 'v' };
+        const fine = { id: 'f-ok', updatedAt: at(1), title: 'plain \\u0000 text' };
+        const r = await store.write(k, { upserts: [odd, fine] });
+        expect(counts(r)).toEqual({ ...none, inserted: 2 });
+        const rows = await mirror.query('SELECT id, title, doc FROM forms ORDER BY id');
+        expect(rows).toEqual([
+          {
+            id: 'f-nul',
+            title: 'a\ufffdb',
+            doc: { id: 'f-nul', updatedAt: at(1), title: 'a\ufffdb', confirmationType: 'message', 'k\ufffd': 'v' },
+          },
+          // A backslash followed by "u0000" is text, not a NUL: kept as it is.
+          { id: 'f-ok', title: 'plain \\u0000 text', doc: fine },
+        ]);
+        // The same record again is unchanged (compared as stored), and an edit of it still wins.
+        expect(counts(await store.write(k, { upserts: [odd] }))).toEqual({ ...none, unchanged: 1 });
+        const later = await store.write(k, { upserts: [{ ...odd, updatedAt: at(2), title: 'a\u0000c' }] });
+        expect(later.changes).toEqual([{ id: 'f-nul', kind: 'update' }]);
       });
     });
 

@@ -155,6 +155,38 @@ describe('records with updatedAt null or not a date', () => {
   });
 });
 
+describe('a full pass during which records are created', () => {
+  it('tombstones no live undated record (creates push the records read up to the first totalDocs)', async () => {
+    const h = await syncHarness({ routes: 'full', maxLimit: 5, records: 20 });
+    const r = await routes(h);
+    const C = 'events';
+    const undated = h.sim.controls.mutate({ tenant: h.tenant.slug, collection: C, edits: 3, updatedAt: null }).edited;
+    await syncCollection(h.deps({ pageSize: 5 }), h.target, C, 'full', r, signal());
+    for (const id of undated) expect(mirrored(h, C, id)?.deleted_at).toBeNull();
+    // The next full pass: after its first page, records are created upstream (as many as the undated ones).
+    let created = false;
+    const store = new Proxy(h.store, {
+      get(target, prop) {
+        if (prop === 'write')
+          return async (...args: Parameters<typeof h.store.write>) => {
+            if (!created && (args[1].upserts?.length ?? 0) > 0) {
+              created = true;
+              h.sim.controls.mutate({ tenant: h.tenant.slug, collection: C, creates: 6 });
+            }
+            return target.write(...args);
+          };
+        const v = Reflect.get(target, prop);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    const run = await syncCollection(h.deps({ store, pageSize: 5 }), h.target, C, 'full', r, signal());
+    expect(run.error).toBeUndefined();
+    expect(run.deleted).toBe(0);
+    for (const id of undated) expect(mirrored(h, C, id)?.deleted_at, `undated ${id}`).toBeNull();
+    expect(liveCount(h, C)).toBe(h.upstream(C).length);
+  });
+});
+
 describe('a page that does not move', () => {
   for (const mode of ['full', 'incremental'] as const) {
     it(`stops that collection at once with US_UPSTREAM_STUCK (${mode}), and the others go on`, async () => {
@@ -269,6 +301,28 @@ describe('the overlap re-read after a burst of edits', () => {
     const third = await syncCollection(deps(), h.target, 'event-instances', 'incremental', r, signal());
     expect(third).toMatchObject({ updated: 2 });
     for (const id of edits) expect(mirrored(h, 'event-instances', id)?.doc).toBeTruthy();
+  });
+
+  it('mirrors late commits that re-date records already in the window (count and ids unchanged)', async () => {
+    const h = await syncHarness({ routes: 'full', maxLimit: 50, records: 40 });
+    const r = await routes(h);
+    const deps = () => h.deps({ pageSize: 50 });
+    const C = 'event-instances';
+    await syncCollection(deps(), h.target, C, 'full', r, signal());
+    const T0 = new Date(Date.now() - 5000).toISOString();
+    const T1 = new Date(Date.parse(T0) + 900).toISOString();
+    const n = h.upstream(C).length;
+    h.sim.controls.mutate({ tenant: h.tenant.slug, collection: C, edits: n, updatedAt: T0 });
+    h.sim.controls.mutate({ tenant: h.tenant.slug, collection: C, edits: 1, updatedAt: T1 });
+    await syncCollection(deps(), h.target, C, 'incremental', r, signal());
+    const cursor = (await h.store.getSyncState(key(h, C))).cursor;
+    expect(cursor?.updatedAt).toBe(T1);
+    // 20 records of the window commit late: re-dated to 100 ms before the cursor, still inside the window.
+    const L = new Date(Date.parse(T1) - 100).toISOString();
+    const late = h.sim.controls.mutate({ tenant: h.tenant.slug, collection: C, edits: 20, updatedAt: L }).edited;
+    const run = await syncCollection(deps(), h.target, C, 'incremental', r, signal());
+    expect(run.error).toBeUndefined();
+    for (const id of late) expect(mirrored(h, C, id)?.updated_at, `late record ${id}`).toBe(L);
   });
 
   // The window holds 110 rows sharing the cursor's instant, so it is proved rather than re-read. Each case makes

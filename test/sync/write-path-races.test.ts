@@ -71,6 +71,40 @@ describe('the write path under races (each was reproduced on the old store)', ()
     expect(row(h, C, x)?.deleted_at, 'still deleted after one more run').not.toBeNull();
   });
 
+  it('a page holding a record edited upstream (newer than the row), fetched before a DELETE write-through, does not revive it', async () => {
+    const h = await syncHarness({ routes: 'full', records: 20 });
+    const r = await routes(h);
+    const C = 'event-instances';
+    await syncCollection(h.deps(), h.target, C, 'full', r, signal());
+    // X is edited upstream, so the next incremental page holds it newer than the mirror's row.
+    const x = h.sim.controls.mutate({ tenant: h.tenant.slug, collection: C, edits: 1 }).edited[0] as string;
+    const store = racing(
+      h.store,
+      (b) => (b.upserts ?? []).some((d) => d.id === x),
+      async () => {
+        expect((await api(h, 'DELETE', `${C}/${x}`)).status).toBe(200);
+        const del = await h.store.write(
+          { tenant: h.target.slug, collection: C, variant: PUBLISHED },
+          { deletes: [x], source: 'write' },
+        );
+        expect(del.deleted).toBe(1);
+      },
+    );
+    const run = await syncCollection(h.deps({ store }), h.target, C, 'incremental', r, signal());
+    expect(run.error).toBeUndefined();
+    expect(row(h, C, x)?.deleted_at, 'not revived by the late page').not.toBeNull();
+    await syncCollection(h.deps(), h.target, C, 'incremental', r, signal());
+    expect(row(h, C, x)?.deleted_at, 'still deleted after one more run').not.toBeNull();
+    expect((await api(h, 'GET', `${C}/${x}`)).status).toBe(404);
+    const log = h.query<{ kind: string }>(
+      'SELECT kind FROM changes WHERE tenant = ? AND collection = ? AND id = ? ORDER BY seq',
+      h.tenant.slug,
+      C,
+      x,
+    );
+    expect(log.at(-1)?.kind, 'the change log ends with the delete').toBe('delete');
+  });
+
   it('a record created and written through during a full pass is not tombstoned by that pass', async () => {
     const h = await syncHarness({ routes: 'full', records: 20 });
     const r = await routes(h);
