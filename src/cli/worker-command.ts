@@ -74,16 +74,17 @@ export async function workerCommand(argv: string[]): Promise<number> {
   };
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
-  // BullMQ can leave a command of a connection it is closing rejected with no handler (taskforcesh/bullmq#3546):
-  // a worker stopped while Redis is unreachable. Once shutdown has begun, such a Redis connection error says
-  // nothing about the work, so it is logged rather than turning a clean stop into exit 1; anything else still
-  // crashes as before. Kept to the end of the process: the rejection may come after this command returns.
+  // An unhandled rejection is a bug (each has a test once found), but one job's failure must never take the
+  // worker down with every other tenant's syncs, writes and webhooks: it is logged at error level and the worker
+  // goes on. BullMQ can leave a command of a connection it is closing rejected with no handler
+  // (taskforcesh/bullmq#3546): once shutdown has begun, such a Redis connection error says nothing about the work
+  // and is only a warning. Kept to the end of the process: the rejection may come after this command returns.
   process.on('unhandledRejection', (reason: unknown) => {
     if (stop.signal.aborted && isRedisConnectionError(reason)) {
       log.warn({ reason: describeError(reason) }, 'Redis connection error while closing; ignored');
       return;
     }
-    throw reason;
+    log.error({ err: reason }, 'unhandled rejection (a bug, please report it); the worker goes on');
   });
   try {
     // Disposed in reverse: ops, writes (in-flight writes finish), syncs, then the app (gates, pool, SQLite, Redis).

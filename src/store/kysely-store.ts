@@ -3,6 +3,7 @@ import type {
   ChangeKind,
   Lease,
   MirrorStatus,
+  Position,
   Store,
   SyncKey,
   SyncRunRow,
@@ -137,8 +138,8 @@ export class KyselyStore implements Store {
     return this.read('countUpdatedBetween', (db) => this.rows.countUpdatedBetween(db, key, from, to));
   }
 
-  idsUpdatedBetween(key: SyncKey, from: string, to: string): Promise<string[]> {
-    return this.read('idsUpdatedBetween', (db) => this.rows.idsUpdatedBetween(db, key, from, to));
+  versionsUpdatedBetween(key: SyncKey, from: string, to: string): Promise<Position[]> {
+    return this.read('versionsUpdatedBetween', (db) => this.rows.versionsUpdatedBetween(db, key, from, to));
   }
 
   async liveIds(key: SyncKey): Promise<Set<string>> {

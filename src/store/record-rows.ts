@@ -1,11 +1,11 @@
 import { CompiledQuery, type Kysely, type RawBuilder, sql } from 'kysely';
-import { PUBLISHED, type SyncKey } from '../sync/store-port.js';
-import { stringifyJson } from '../vocabulary/exact-json.js';
+import { type Position, PUBLISHED, type SyncKey } from '../sync/store-port.js';
 import type { JsonValue, UpstreamDoc } from '../vocabulary/ids.js';
 import { TYPED_COLUMNS } from './columns.js';
 import { collectionTable, type Database } from './db-schema.js';
 import type { StoreEngine } from './engine.js';
 import { docKey, extractColumn, normaliseInstant, rowUpdatedAt, type SqlValue } from './extract-row.js';
+import { storableDoc } from './storable-doc.js';
 
 /** Kysely over tables whose columns are only known at run time (the typed columns of `TYPED_COLUMNS`). */
 type LooseDatabase = Record<string, Record<string, SqlValue>>;
@@ -115,8 +115,7 @@ export class RecordRows {
   }
 
   /**
-   * Upserts `docs` (newer wins; a tombstone is undone only by a strictly newer record or one fetched after the
-   * delete) and, with `seenBy`, marks every one of their rows seen by that full run. Returns the rows written, with
+   * Upserts `docs` (newer wins; a tombstone is undone only by a record fetched after the delete) and, with `seenBy`, marks every one of their rows seen by that full run. Returns the rows written, with
    * how ('insert' | 'update' | 'revive'), and how many records were not written.
    */
   async upsert(
@@ -223,14 +222,15 @@ export class RecordRows {
     return Number(r?.n ?? 0);
   }
 
-  /** Ids of live rows with `updated_at` between `from` and `to`, both included, in id order. */
-  async idsUpdatedBetween(conn: Kysely<Database>, key: SyncKey, from: string, to: string): Promise<string[]> {
+  /** Ids and `updated_at` of live rows with `updated_at` between `from` and `to`, both included, in id order. */
+  async versionsUpdatedBetween(conn: Kysely<Database>, key: SyncKey, from: string, to: string): Promise<Position[]> {
     const layout = layoutFor(key);
-    const q = this.live(layout, this.db.selectFrom(layout.table).select('id'))
+    const q = this.live(layout, this.db.selectFrom(layout.table).select(['id', 'updated_at']))
       .where('updated_at', '>=', from)
       .where('updated_at', '<=', to)
       .orderBy('id');
-    return (await conn.executeQuery<{ id: unknown }>(q.compile())).rows.map((r) => String(r.id));
+    const rows = (await conn.executeQuery<{ id: unknown; updated_at: string }>(q.compile())).rows;
+    return rows.map((r) => ({ id: String(r.id), updatedAt: r.updated_at }));
   }
 
   /** Live rows after `afterId` in id order, at most `limit` (-1: all), with their doc text when `withDoc`. */
@@ -260,14 +260,14 @@ export class RecordRows {
     const scope = layout.scope.map(([, v]) => v);
     const byId = new Map<string, RowValues>();
     for (let i = 0; i < docs.length; i++) {
-      const doc = docs[i]!;
+      const { doc, text } = storableDoc(docs[i]!);
       const id = docKey(key.collection, doc);
       if (id === null) {
         const what = key.collection === 'media' ? 'neither an id nor a filename' : 'no id';
         throw new UnkeyedRecordError(`store: ${key.collection} record at index ${i} has ${what}`);
       }
       const values: SqlValue[] = [...scope, id];
-      values.push(rowUpdatedAt(doc.updatedAt as JsonValue | undefined), stringifyJson(doc), null, opts.seenBy);
+      values.push(rowUpdatedAt(doc.updatedAt as JsonValue | undefined), text, null, opts.seenBy);
       values.push(opts.now, 'insert', opts.origin.source, opts.origin.runId);
       layout.extra(doc, values);
       byId.delete(id);
@@ -350,11 +350,12 @@ export class RecordRows {
       else if (c === 'last_change') set[c] = sql`case when ${t('deleted_at')} is null then 'update' else 'revive' end`;
       else set[c] = ex(c);
     }
-    // Newer wins: by instant when both sides are dated, by content when either is not; a tombstone also gives way
-    // to a record fetched after it was set (the record exists again upstream).
-    const newer = sql<boolean>`case when ${ex('updated_at')} is null or ${t('updated_at')} is null
-      then ${ex('doc')} is distinct from ${t('doc')} else ${ex('updated_at')} > ${t('updated_at')} end
-      or (${t('deleted_at')} is not null and ${FETCHED} > ${t('deleted_at')})`;
+    // Newer wins over a live row: by instant when both sides are dated, by content when either is not. A tombstone
+    // gives way only to a record fetched after it was set (the record exists again upstream): a page fetched before
+    // it predates the delete, however new its record's updatedAt.
+    const newer = sql<boolean>`case when ${t('deleted_at')} is not null then ${FETCHED} > ${t('deleted_at')}
+      when ${ex('updated_at')} is null or ${t('updated_at')} is null then ${ex('doc')} is distinct from ${t('doc')}
+      else ${ex('updated_at')} > ${t('updated_at')} end`;
     const q = this.db
       .insertInto(layout.table)
       .values(values as Record<string, SqlValue>[])

@@ -49,7 +49,9 @@ export async function takeLease(
         });
     }
     if (lease || Date.now() >= until || opts.signal.aborted) return lease;
-    await delay(Math.min(WAIT_POLL_MS, Math.max(1, until - Date.now())), undefined, { ref: false }).catch(
+    // A ref'd timer: while a run waits, it is what keeps the process alive (SQLite holds no socket open; Node
+    // would otherwise end the process with exit 13, its top-level await unsettled).
+    await delay(Math.min(WAIT_POLL_MS, Math.max(1, until - Date.now())), undefined, { signal: opts.signal }).catch(
       () => undefined,
     );
   }

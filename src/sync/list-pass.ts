@@ -4,7 +4,16 @@ import type { ListPage, ListQuery } from '../partners/partners-client.js';
 import { draftsOnly } from './drafts-only.js';
 import { overlapIsComplete } from './overlap-window.js';
 import { PageProgress } from './page-progress.js';
-import { afterWhere, comparePositions, EPOCH, earlierOf, keyFieldFor, laterOf, sinceWhere } from './position.js';
+import {
+  afterWhere,
+  comparePositions,
+  EPOCH,
+  earlierOf,
+  keyFieldFor,
+  laterOf,
+  positionOf,
+  sinceWhere,
+} from './position.js';
 import { type Position, PUBLISHED, type SyncState } from './store-port.js';
 import { DEFAULT_PAGE_SIZE, finishPass, type Run, type SyncMode } from './sync-run.js';
 import { syncUndatedTail } from './undated-tail.js';
@@ -90,13 +99,22 @@ export async function syncListed(run: Run, spec: VariantSpec, mode: SyncMode): P
   const ahead = new AbortController();
   const fetchPage = (pageNo: number, w: ListQuery['where']): Promise<Fetched> => {
     const fetchedAt = run.now();
-    return run.listPage(spec.query, pageNo, limit, sort, w, ahead.signal).then((page) => ({ page, fetchedAt }));
+    const fetched = run
+      .listPage(spec.query, pageNo, limit, sort, w, ahead.signal)
+      .then((page) => ({ page, fetchedAt }));
+    // Awaited once the page before it has committed: a failure meanwhile (the commit yields, as PostgreSQL's do)
+    // must not be an unhandled rejection. The await below still sees it, and fails this collection alone.
+    fetched.catch(() => undefined);
+    return fetched;
   };
   // Page numbers only while the pass holds no position yet: records without a date (sorted first) carry none.
   let pageNo = 1;
-  // A full pass from the start learns the collection's size from its first page; reading fewer records than that
-  // means some may sort after every date (null last, as PostgreSQL orders), where keyset filters never reach.
-  let total: number | null = null;
+  // Records without a date carry no keyset position: an upstream that sorts them last (PostgreSQL's nulls last)
+  // puts them after every date, where keyset filters never reach. A pass from the start has read them only when
+  // its first page held the whole collection, or began with them (the upstream sorts them first); else the undated
+  // tail goes back for them. (Comparing the records read with the first page's totalDocs cannot tell: records
+  // created during the pass make up for undated ones never read.)
+  let readThemAll = false;
   let read = 0;
   // What was read before the current `where`: its pages' totalDocs counts only what is left (progress totals).
   const base = run.report.fetched;
@@ -108,7 +126,11 @@ export async function syncListed(run: Run, spec: VariantSpec, mode: SyncMode): P
       const { page, fetchedAt } = await pending;
       pending = null;
       const docs = page.docs;
-      if (full && !where && pageNo === 1) total = page.totalDocs;
+      if (full && !where && pageNo === 1) {
+        const first = docs[0];
+        readThemAll =
+          !hasMore(page, limit) || (first !== undefined && positionOf(first, keyField, run.route()) === null);
+      }
       const expected = readBefore + page.totalDocs;
       read += docs.length;
       const last = run.positionsOf(docs, keyField);
@@ -148,13 +170,9 @@ export async function syncListed(run: Run, spec: VariantSpec, mode: SyncMode): P
       }
     }
   } finally {
-    if (pending) {
-      ahead.abort();
-      (pending as Promise<Fetched>).catch(() => undefined); // no longer wanted: its failure is nobody's
-    }
+    if (pending) ahead.abort(); // no longer wanted: its failure is nobody's (handled in fetchPage)
   }
-  if (pass && (total === null || read < total))
-    state = await syncUndatedTail(run, spec, key, state, pass.runId, keyField, limit);
+  if (pass && !readThemAll) state = await syncUndatedTail(run, spec, key, state, pass.runId, keyField, limit);
   const reached = earlierOf(after, ceiling);
   // A full pass read everything: its own position replaces the cursor (repairing one left past now).
   const cursor = full ? reached : laterOf(state.cursor, reached);

@@ -52,15 +52,15 @@ export interface Lease {
 
 /**
  * One write to the rows of a key, applied in one transaction with everything it names. Newer wins, decided in SQL:
- * an upsert replaces a row only when the record is strictly newer than it (by `updatedAt`; by content when either
- * side has no date) or, for a tombstoned row, also when the record was fetched after the row was deleted.
+ * an upsert replaces a live row only when the record is strictly newer than it (by `updatedAt`; by content when
+ * either side has no date), and a tombstoned row only when the record was fetched after the row was deleted.
  */
 export interface WriteBatch {
   /** Records to upsert (a page, or a write-through's answer). */
   readonly upserts?: readonly UpstreamDoc[];
   /**
-   * When the records were fetched (ISO; the request's start): a tombstone is undone by a record no newer than the
-   * row only when fetched after the row was deleted. Default: now (the caller has just received them).
+   * When the records were fetched (ISO; the request's start): a tombstone is undone only by a record fetched after
+   * the row was deleted, however new. Default: now (the caller has just received them).
    */
   readonly fetchedAt?: string;
   /** A full pass's run id: every upserted record's row, changed or not, is marked seen by it. */
@@ -158,8 +158,8 @@ export interface Store {
   unseenIds(key: SyncKey, runId: string, startedAt: string): Promise<string[]>;
   /** How many live rows of a key have `updated_at` between `from` and `to` (ISO instants, both included). */
   countUpdatedBetween(key: SyncKey, from: string, to: string): Promise<number>;
-  /** Ids of live rows with `updated_at` between `from` and `to` (both included), in id order. */
-  idsUpdatedBetween(key: SyncKey, from: string, to: string): Promise<string[]>;
+  /** The versions (id and `updated_at`) of live rows with `updated_at` between `from` and `to` (both included), in id order. */
+  versionsUpdatedBetween(key: SyncKey, from: string, to: string): Promise<Position[]>;
   /** Ids of live rows of a collection (for following references). */
   liveIds(key: SyncKey): Promise<Set<string>>;
   /** Calls `fn` with each live row's doc (parsed JSON), streaming rather than loading the table at once. */

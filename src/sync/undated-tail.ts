@@ -11,8 +11,9 @@ const MAX_TAIL_PAGES = 1000;
  * The records of a full pass without a valid `updatedAt` (null, or not a date), read from the other end of the
  * order: an upstream that sorts nulls last (PostgreSQL's ascending order) puts them after every date, where the
  * pass's keyset filters never reach, so they come first in descending order, by page number (they have no keyset
- * position) until a dated record shows up. Only asked when the pass read fewer records than the collection
- * holds, or resumed without knowing: an upstream that sorts them first (MongoDB) has given them already.
+ * position) until a dated record shows up: one request when there are none. Not asked when the pass's first page
+ * held the whole collection, or began with undated records (an upstream that sorts them first, as MongoDB does,
+ * has given them already).
  */
 export async function syncUndatedTail(
   run: Run,

@@ -421,7 +421,10 @@ export function storeContract(engine: string, make: () => Promise<ContractMirror
           await store.write(k, { upserts: docs.slice(0, 1), seenBy: 'run-2', now: at(6) });
           expect(await store.unseenIds(k, 'run-2', at(5))).toEqual(['e2', 'e3']);
           expect(await store.countUpdatedBetween(k, at(2), at(3))).toBe(2);
-          expect(await store.idsUpdatedBetween(k, at(2), at(3))).toEqual(['e2', 'e3']);
+          expect(await store.versionsUpdatedBetween(k, at(2), at(3))).toEqual([
+            { id: 'e2', updatedAt: at(2) },
+            { id: 'e3', updatedAt: at(3) },
+          ]);
           const scanned: unknown[] = [];
           await store.scanDocs(k, (d) => scanned.push(d.id));
           expect(scanned).toEqual(['e1', 'e2', 'e3']);

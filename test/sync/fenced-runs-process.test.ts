@@ -98,6 +98,26 @@ describe('runs on one collection are fenced (real processes, one SQLite mirror)'
     expect(count('deleted_at IS NOT NULL')).toBe(0);
   });
 
+  it('--wait on SQLite waits for a live holder, then runs and prints its outcome (never exit 13, nothing printed)', async () => {
+    const { args, env, count, upstream, hold } = await setup();
+    expect((await runCli(args('--full'), { env })).code).toBe(0);
+    const gate = hold(3);
+    const first = spawnCli(args('--full'), { env });
+    const firstDone = collect(first);
+    await gate.held;
+    const second = spawnCli(args('--wait', '60'), { env });
+    const secondDone = collect(second);
+    // Long enough for Node to notice an empty event loop (it did after 2-4 s), short of the lease's expiry.
+    await new Promise((resolve) => setTimeout(resolve, 5000));
+    gate.release();
+    expect((await firstDone).code).toBe(0);
+    const r = await secondDone;
+    expect(r.code, r.stderr).toBe(0);
+    expect(reportOf(r.stdout)).toMatchObject({ name: C });
+    expect(reportOf(r.stdout)?.skipped).toBeUndefined();
+    expect(count('deleted_at IS NULL')).toBe(upstream());
+  });
+
   it('--wait waits for the holder; a holder killed with SIGKILL is taken over at once, losing nothing', async () => {
     const { args, env, count, upstream, hold, sim, t } = await setup();
     expect((await runCli(args('--full'), { env })).code).toBe(0);

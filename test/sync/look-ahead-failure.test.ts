@@ -54,8 +54,10 @@ describe('a failed request for the page fetched ahead', () => {
     const again = await syncCollection(h.deps({ pageSize: 10 }), h.target, C, 'full', r, signal());
     expect(again.error).toBeUndefined();
     expect(
-      h.query<{ n: number }>('SELECT count(*) AS n FROM forms WHERE tenant = ? AND deleted_at IS NULL', h.tenant.slug)[0]
-        ?.n,
+      h.query<{ n: number }>(
+        'SELECT count(*) AS n FROM forms WHERE tenant = ? AND deleted_at IS NULL',
+        h.tenant.slug,
+      )[0]?.n,
     ).toBe(h.upstream(C).length);
   });
 });
