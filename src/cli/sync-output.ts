@@ -1,4 +1,5 @@
 import { describeError, UnderstudyError, UpstreamError } from '../errors.js';
+import { WrongBaseUrlError } from '../sync/discover-routes.js';
 import type { TenantReport } from '../sync/sync-tenant.js';
 import { EXIT, exitCodeOf } from './exit-codes.js';
 
@@ -25,13 +26,23 @@ const shownUrl = (baseUrl: string): string => {
   }
 };
 
+/** The origin of the base URL (scheme, host and port), without credentials or path. */
+const originOf = (baseUrl: string): string => {
+  try {
+    return new URL(baseUrl).origin;
+  } catch {
+    return '(unparseable)';
+  }
+};
+
 /**
  * One line saying why a tenant failed, with what the operator can fix: a refused key names the variable its
  * `apiKeyEnv` names (never the key) and says the slug may be wrong (the upstream refuses an unknown tenant the
  * same way); nothing readable names `baseUrl`; no answer at all names where it went and why.
  */
 export function tenantFailureText(f: TenantFailure, baseUrl: string): string {
-  const what = describeError(f.error);
+  // One full stop at the end of a sentence, whatever the upstream's message ended with.
+  const what = describeError(f.error).replace(/\.+$/, '');
   switch (codeOf(f.error)) {
     case 'US_AUTH':
       return (
@@ -39,6 +50,8 @@ export function tenantFailureText(f: TenantFailure, baseUrl: string): string {
         `${f.apiKeyEnv} holds, and the tenant slug "${f.slug}": the slug may be wrong, an unknown tenant is refused the same way`
       );
     case 'US_NOT_FOUND':
+      if (f.error instanceof WrongBaseUrlError)
+        return `tenant ${f.slug}: baseUrl ${shownUrl(baseUrl)} ${what}; baseUrl should be the Partners API's origin, e.g. ${originOf(baseUrl)}`;
       return `tenant ${f.slug}: baseUrl ${shownUrl(baseUrl)}: ${what}`;
     default:
       if (f.error instanceof UpstreamError && f.error.status === 0)

@@ -33,6 +33,25 @@ describe('loud and precise: a run that could not do its job says so', () => {
     ]);
   });
 
+  it("a baseUrl ending in Payload's own /api (every route 403) is called a wrong baseUrl, not a refused key", async () => {
+    const { sim, a } = await twoTenantSim();
+    const dir = tempDir();
+    const config = writeConfig(dir, 'c.json', {
+      baseUrl: `${sim.url}/api`,
+      database: join(dir, 'm.db'),
+      tenants: [{ slug: a.slug, apiKeyEnv: 'KEY_A' }],
+    });
+    const r = await runShell(`$U sync --config ${shq(config)} --quiet`, { KEY_A: a.key });
+    expect(r.code).toBe(1);
+    expect(lines(r.stderr)).toEqual([
+      expect.stringMatching(new RegExp(`^understudy sync: tenant ${a.slug}: baseUrl ${sim.url}/api looks wrong: `)),
+    ]);
+    expect(r.stderr).toContain(`baseUrl should be the Partners API's origin, e.g. ${sim.url}`);
+    expect(r.stderr).toContain('403');
+    expect(r.stderr).not.toMatch(/refused the key/);
+    expect(r.stderr).not.toMatch(/\.\./);
+  });
+
   it('a refused key names the tenant and its apiKeyEnv, says the slug may be wrong, and the other tenant still runs: exit 3', async () => {
     const { sim, a, b } = await twoTenantSim();
     const dir = tempDir();
