@@ -14,7 +14,8 @@ const rank = (level: string): number => LOG_LEVELS.indexOf(level as (typeof LOG_
  * - the env file (`--env-file FILE`, else the file `UNDERSTUDY_ENV_FILE` names) is read and laid over the process
  *   environment (its values win), and `UNDERSTUDY_ENV_FILE` then names it, so a worker's SIGHUP reads it again;
  * - `LOG_LEVEL` must be a pino level: anything else is refused (exit 2) naming the allowed ones;
- * - `--quiet` and `--json` raise the log level to `warn`: stderr carries only warnings and errors.
+ * - `--quiet` silences the log (JSON lines) altogether: stderr carries only the command's own readable line per
+ *   problem (`understudy sync: …`), as cron wants; `--json` raises the log level to `warn`.
  *
  * Throws `ConfigError` for an unreadable env file or a bad `LOG_LEVEL`.
  */
@@ -44,5 +45,6 @@ export function applyCommonFlags(
       `LOG_LEVEL=${level} is not a log level: use one of ${LOG_LEVELS.join(', ')}${didYouMean(level, LOG_LEVELS)}`,
     );
   }
-  if ((values.quiet || values.json) && rank(level || 'info') < rank('warn')) env.LOG_LEVEL = 'warn';
+  if (values.quiet) env.LOG_LEVEL = 'silent';
+  else if (values.json && rank(level || 'info') < rank('warn')) env.LOG_LEVEL = 'warn';
 }

@@ -99,10 +99,28 @@ describe('loud and precise: a run that could not do its job says so', () => {
       KEY_A: 'sk_x'.repeat(8),
     });
     expect(r.code).toBe(4);
+    // --quiet: the one readable line, no JSON log line of the retries before it.
+    expect(lines(r.stderr)).toHaveLength(1);
     const last = lines(r.stderr).at(-1) ?? '';
     expect(last).toContain(`127.0.0.1:${port}`);
     expect(last).toMatch(/ECONNREFUSED.*connection refused/);
     expect(last).not.toMatch(/pages/);
+  });
+
+  it('--quiet prints only the readable line for an unreachable Redis and for a refused key, no JSON log line', async () => {
+    const { sim, a } = await twoTenantSim();
+    const dir = tempDir();
+    const { config } = tenantConfig(dir, sim.url, [{ slug: a.slug, apiKeyEnv: 'KEY_A' }]);
+    const redisPort = await closedPort();
+    const r = await runShell(`$U sync --config ${shq(config)} --quiet`, {
+      KEY_A: a.key,
+      REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+    });
+    expect(r.code).not.toBe(0);
+    expect(lines(r.stderr), r.stderr).toEqual([expect.stringMatching(new RegExp(`^understudy sync: .*${redisPort}`))]);
+    const refused = await runShell(`$U sync --config ${shq(config)} --quiet`, { KEY_A: 'sk_NotTheKey0000000000000000000000' });
+    expect(refused.code).toBe(3);
+    expect(lines(refused.stderr), refused.stderr).toEqual([expect.stringMatching(/refused the key in KEY_A/)]);
   });
 
   it('a key pasted into apiKeyEnv is refused (exit 2) and never echoed, by sync, by the worker, and by a reload', async () => {
