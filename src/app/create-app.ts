@@ -18,7 +18,7 @@ import { createMemoryRateGate } from '../partners/memory-rate-gate.js';
 import type { PartnersClient } from '../partners/partners-client.js';
 import type { RateBudget, RateGate } from '../partners/rate-gate.js';
 import { createRedisRateGate } from '../queue/redis-rate-gate.js';
-import { longLivedRedis, redisSettings } from '../queue/redis-settings.js';
+import { DEFAULT_REDIS_START_TIMEOUT_MS, firstReady, longLivedRedis, redisSettings } from '../queue/redis-settings.js';
 import { connectSharedBudget, redisConfigured } from '../queue/shared-budget.js';
 import type { MirrorHealth } from '../store/mirror-health.js';
 import { type Mirror, openMirror } from '../store/open-mirror.js';
@@ -89,6 +89,8 @@ export interface AppDeps {
   readonly gateFor?: GateFactory;
   /** Retry timing of every client (tests shorten it); default the client's own (a 250 ms floor, growing). */
   readonly retry?: HttpClientOptions['retry'];
+  /** A stop asked for while the app is built: ends the first wait for Redis (`worker.redisStartTimeoutMs`). */
+  readonly signal?: AbortSignal;
 }
 
 /** Every resource of one process, built once; the long-running parts (src/app/start-*.ts) take it. */
@@ -171,6 +173,8 @@ async function createProcessApp(config: Config, env: NodeJS.ProcessEnv, deps: Ap
         if (r.status === 'ready') await r.quit().catch(() => r.disconnect());
         else r.disconnect();
       });
+      if (gatesIn === 'redis')
+        await firstReady(r, url, config.worker?.redisStartTimeoutMs ?? DEFAULT_REDIS_START_TIMEOUT_MS, deps.signal);
     }
     const mirror = await openMirror(database);
     steps.push(() => mirror.close());

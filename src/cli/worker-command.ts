@@ -91,6 +91,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
     await using app = await createApp(config, effectiveEnv(process.env), {
       profile: 'worker',
       log,
+      signal: stop.signal,
       metrics: createOpsMetrics(),
     });
     await using sync = startSyncWorker(app, concurrency ? { concurrency } : {});

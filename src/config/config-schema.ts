@@ -121,6 +121,8 @@ export const ConfigSchema = v.strictObject({
       parkAfterMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(10))),
       /** How long a parked sync stays out of the queue before it asks for the budget again. */
       parkForMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(10))),
+      /** How long a worker waits for Redis at its first start before it exits 1 (default 30000). */
+      redisStartTimeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(100))),
     }),
   ),
   /** Sync tuning (issue 10); every field optional. */

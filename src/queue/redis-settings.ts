@@ -82,6 +82,49 @@ export function longLivedRedis(url: string, log: Logger, name: string): Redis {
   return redis;
 }
 
+/** How long a worker waits for Redis at its first start before it gives up (`worker.redisStartTimeoutMs`). */
+export const DEFAULT_REDIS_START_TIMEOUT_MS = 30_000;
+
+/**
+ * Waits for a long-lived connection's first `ready`, at most `timeoutMs`: a process that never reached Redis stops
+ * with one line (`US_REDIS`) so that its supervisor restarts it and says why, instead of retrying for ever. Once it
+ * has been ready, the connection reconnects through outages as before. A stop asked for meanwhile (`signal`) ends
+ * the wait at once, without an error: the process then stops as it would have.
+ */
+export function firstReady(redis: Redis, url: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+  if (redis.status === 'ready' || signal?.aborted) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    let reason = 'no answer';
+    const onError = (err: Error) => {
+      reason = err.message;
+    };
+    const done = () => {
+      clearTimeout(timer);
+      redis.off('ready', onReady);
+      redis.off('error', onError);
+      signal?.removeEventListener('abort', onReady);
+    };
+    const onReady = () => {
+      done();
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      done();
+      const s = Math.round(timeoutMs / 100) / 10;
+      reject(
+        new UnderstudyError(
+          'US_REDIS',
+          `Redis unreachable at ${redactRedisUrl(url)}: no connection within ${s} s of starting (${reason}); ` +
+            'start Redis or fix REDIS_URL / config redis.url (the wait is config worker.redisStartTimeoutMs)',
+        ),
+      );
+    }, timeoutMs);
+    redis.on('ready', onReady);
+    redis.on('error', onError);
+    signal?.addEventListener('abort', onReady, { once: true });
+  });
+}
+
 /** A connection for a short command: fails within about `timeoutMs` when Redis is not there. */
 export async function shortLivedRedis(url: string, timeoutMs = 2000, extra: RedisOptions = {}): Promise<Redis> {
   const redis = new Redis(url, {

@@ -27,6 +27,29 @@ describe('understudy worker (CLI)', () => {
     expect(r.stderr + r.stdout).not.toContain('some-key-some-key');
   });
 
+  it('gives up on a Redis unreachable at its first start after worker.redisStartTimeoutMs: one line, exit 1', async () => {
+    const dir = tempDir();
+    const config = writeConfig(dir, 'c.json', {
+      baseUrl: 'http://127.0.0.1:9',
+      database: join(dir, 'w.db'),
+      worker: { redisStartTimeoutMs: 2000 },
+      tenants: [{ slug: 'a', apiKeyEnv: 'K' }],
+    });
+    const port = await closedPort();
+    const r = await runCli(['worker', '--config', config, '--quiet'], {
+      env: { K: KEY, REDIS_URL: `redis://127.0.0.1:${port}` },
+    });
+    expect(r.code).toBe(1);
+    const lines = r.stderr.split('\n').filter((l) => l.trim() !== '');
+    expect(lines, r.stderr).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^understudy worker: Redis unreachable at redis://127.0.0.1:${port}: no connection within 2 s of starting .*ECONNREFUSED.*worker.redisStartTimeoutMs`,
+        ),
+      ),
+    ]);
+  });
+
   it('with Redis down, logs one line per back-off (not one per connection), each naming the cause and the delay', async () => {
     const w = startWorker(workerConfig(), [], { K: KEY, REDIS_URL: `redis://127.0.0.1:${await closedPort()}` });
     const about = () =>
