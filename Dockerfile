@@ -50,5 +50,6 @@ EXPOSE 9464
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:9464/healthz').then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 STOPSIGNAL SIGTERM
-ENTRYPOINT ["node", "bin/understudy"]
+# `--` first: Node 20 would read an `--env-file` among understudy's flags as its own (docs/operations.md).
+ENTRYPOINT ["node", "--", "bin/understudy"]
 CMD ["worker", "--config", "/config/understudy.json", "--http", "9464", "--http-host", "0.0.0.0"]

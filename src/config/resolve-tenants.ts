@@ -19,7 +19,7 @@ export interface ResolvedTenant {
 
 /**
  * Picks the tenants to work on (all, or those named in `only`) and reads each key from the variable its
- * `apiKeyEnv` names. Throws `ConfigError` for an unknown tenant or an unset variable.
+ * `apiKeyEnv` names. Throws `ConfigError` for an unknown tenant, or naming every unset variable.
  */
 export function resolveTenants(config: Config, env: NodeJS.ProcessEnv, only: readonly string[] = []): ResolvedTenant[] {
   for (const slug of only) {
@@ -37,10 +37,18 @@ export function resolveTenants(config: Config, env: NodeJS.ProcessEnv, only: rea
   const conflict = sharedKeyConflict(keyed, 'hold the same key');
   if (conflict) throw new ConfigError(conflict);
   const chosen = only.length > 0 ? config.tenants.filter((t) => only.includes(t.slug)) : config.tenants;
+  // Every unset variable at once: an operator setting up several tenants fixes them all in one go.
+  const unset = chosen.filter((t) => !env[t.apiKeyEnv]).map((t) => `${t.apiKeyEnv} (tenant ${t.slug})`);
+  if (unset.length > 0) {
+    const [one, ...more] = unset;
+    throw new ConfigError(
+      more.length === 0
+        ? `environment variable ${one} is not set (the tenant's apiKeyEnv names it)`
+        : `environment variables ${unset.join(', ')} are not set (each tenant's apiKeyEnv names one)`,
+    );
+  }
   return chosen.map((t) => {
-    const apiKey = env[t.apiKeyEnv];
-    if (!apiKey)
-      throw new ConfigError(`tenant ${t.slug}: environment variable ${t.apiKeyEnv} (its apiKeyEnv) is not set`);
+    const apiKey = env[t.apiKeyEnv] as string;
     return {
       slug: tenantSlug(t.slug),
       apiKey,

@@ -81,7 +81,7 @@ describe('Dockerfile', () => {
     expect(user).toBeDefined();
     expect(user).not.toMatch(/^(root|0)(:|$)/);
     expect(all(final, 'VOLUME').join(' ')).toContain('/data');
-    expect(JSON.parse(all(final, 'ENTRYPOINT').at(-1)!)).toEqual(['node', 'bin/understudy']);
+    expect(JSON.parse(all(final, 'ENTRYPOINT').at(-1)!)).toEqual(['node', '--', 'bin/understudy']);
     expect(JSON.parse(all(final, 'CMD').at(-1)!)).toEqual([
       'worker',
       '--config',
