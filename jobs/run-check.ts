@@ -1,7 +1,7 @@
 import type { Job } from 'bullmq';
 import type { Logger } from '../src/log.js';
 import type { CheckJobData } from '../src/queue/check-schedules.js';
-import type { TenantCheck } from '../src/sync/self-check.js';
+import { drifts, type TenantCheck } from '../src/sync/self-check.js';
 
 export interface CheckProcessorDeps {
   /**
@@ -12,7 +12,7 @@ export interface CheckProcessorDeps {
   readonly log: Logger;
 }
 
-/** The scheduled self-check: compares one tenant's mirror with the upstream's counts and logs what drifted. */
+/** The scheduled self-check: compares one tenant's mirror with the upstream and logs what drifted. */
 export const runCheckProcessor =
   (deps: CheckProcessorDeps) => async (job: Job<CheckJobData>, _token?: string, signal?: AbortSignal) => {
     const tenant = job.data.tenant;
@@ -22,7 +22,7 @@ export const runCheckProcessor =
       deps.log.debug({ tenant }, 'self-check skipped: the tenant was checked less than a minute ago');
       return { skipped: 'checked less than a minute ago' };
     }
-    const drifting = check.collections.filter((c) => c.drift !== 0);
+    const drifting = check.collections.filter(drifts);
     const summary = {
       tenant,
       checked: check.collections.length,

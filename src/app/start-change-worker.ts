@@ -154,14 +154,19 @@ export async function startChangeWorker(app: App, opts: ChangeWorkerOptions = {}
       checkTenant: async (slug, signal) => {
         const t = app.tenant(slug);
         if (!t) return null;
-        // A check costs a read per collection and variant of the key's budget: one a minute per tenant at most.
+        // A scheduled check compares counts only (`check --counts`): a read per collection and variant of the key's
+        // budget, one check a minute per tenant at most. Comparing ids costs a read per page: `understudy check`.
         const last = (await app.changes.lastChecks())
           .filter((c) => c.tenant === slug)
           .reduce((m, c) => Math.max(m, Date.parse(c.checkedAt)), 0);
         if (Date.now() - last < MIN_CHECK_INTERVAL_MS) return 'recent';
         const routes = await app.routesOf(slug, signal);
         const s = AbortSignal.any([signal, stopping.signal]);
-        return checkTenant({ client: t.client, store: app.store, checks: app.changes, signal: s }, t.target, routes);
+        return checkTenant(
+          { client: t.client, store: app.store, checks: app.changes, signal: s, countsOnly: true },
+          t.target,
+          routes,
+        );
       },
     }) as (job: Job) => Promise<unknown>,
     { connection: redis, prefix, concurrency: 1 },

@@ -1,20 +1,14 @@
 import type { ChangeFeedReader } from '../changes/change-log-port.js';
 import { safeUrl } from '../changes/webhook-endpoints.js';
+import { drifts, type StoredCheck } from '../sync/self-check.js';
 import { formatTable } from './format-table.js';
 
 /** A tenant's last self-check, as `status` shows it. */
 export interface LastCheck {
   readonly at: string;
-  /** Collections and variants whose drift was not 0. */
+  /** Collections and variants where the mirror and the upstream differ (drift, or missing, extra or stale records). */
   readonly drifting: number;
-  readonly collections: readonly {
-    readonly collection: string;
-    readonly variant: string;
-    readonly local: number;
-    readonly upstream: number;
-    readonly drift: number;
-    readonly checkedAt: string;
-  }[];
+  readonly collections: readonly (Omit<StoredCheck, 'tenant' | 'collection'> & { readonly collection: string })[];
 }
 
 /** A webhook endpoint, as `status` shows it (its URL without credentials or query). */
@@ -43,7 +37,7 @@ export async function changeFeedStatus(changes: ChangeFeedReader): Promise<{
     const { tenant: _t, ...row } = c;
     lastChecks.set(c.tenant, {
       at: prev.at > c.checkedAt ? prev.at : c.checkedAt,
-      drifting: prev.drifting + (c.drift !== 0 ? 1 : 0),
+      drifting: prev.drifting + (drifts(c) ? 1 : 0),
       collections: [...prev.collections, row],
     });
   }
@@ -63,6 +57,13 @@ export async function changeFeedStatus(changes: ChangeFeedReader): Promise<{
   return { lastChecks, webhooks };
 }
 
+/** One drifting collection and variant in words: `forms +1`, `pages/draft 0 (1 missing, 1 extra)`. */
+const driftText = (c: LastCheck['collections'][number]): string => {
+  const ids = (['missing', 'extra', 'stale'] as const).filter((k) => (c[k] ?? 0) > 0).map((k) => `${c[k]} ${k}`);
+  const name = `${c.collection}${c.variant === 'published' ? '' : `/${c.variant}`}`;
+  return `${name} ${c.drift > 0 ? '+' : ''}${c.drift}${ids.length > 0 ? ` (${ids.join(', ')})` : ''}`;
+};
+
 /** The lines `status` prints about checks and webhooks (none when there is nothing to say). */
 export function formatChangeFeed(
   tenants: readonly { readonly slug: string; readonly lastCheck: LastCheck | null }[],
@@ -71,9 +72,9 @@ export function formatChangeFeed(
   const out: string[] = [];
   for (const t of tenants) {
     if (!t.lastCheck) continue;
-    const d = t.lastCheck.collections.filter((c) => c.drift !== 0);
+    const d = t.lastCheck.collections.filter(drifts);
     out.push(
-      `last check of ${t.slug}: ${t.lastCheck.at}, ${d.length === 0 ? 'no drift' : `drift in ${d.map((c) => `${c.collection}${c.variant === 'published' ? '' : `/${c.variant}`} ${c.drift > 0 ? '+' : ''}${c.drift}`).join(', ')}`}`,
+      `last check of ${t.slug}: ${t.lastCheck.at}, ${d.length === 0 ? 'no drift' : `drift in ${d.map(driftText).join(', ')}`}`,
     );
   }
   if (webhooks.length > 0) {

@@ -7,7 +7,13 @@ import { createLogger } from '../log.js';
 import { addSyncJob } from '../queue/enqueue-sync.js';
 import { redisConfigured } from '../queue/shared-budget.js';
 import { workersListening } from '../queue/workers-listening.js';
-import { type CheckRow, checkTenant, driftingCollections, type TenantCheck } from '../sync/self-check.js';
+import {
+  type CheckRow,
+  checkTenant,
+  driftingCollections,
+  dropRowsAheadOfUpstream,
+  type TenantCheck,
+} from '../sync/self-check.js';
 import { syncTenant } from '../sync/sync-tenant.js';
 import type { CollectionSlug } from '../vocabulary/collections.js';
 import { formatTable } from './format-table.js';
@@ -24,11 +30,15 @@ const FLAGS = {
   },
   json: {
     type: 'boolean',
-    help: '{"tenants":[{"slug","collections":[{"collection","variant","local","upstream","drift"}]}]} (with --repair also "repair": what was synced or queued, and "after": the check again)',
+    help: '{"tenants":[{"slug","requests","collections":[{"collection","variant","local","upstream","drift","missing","extra","stale","missingIds","extraIds","staleIds"}]}]} (the *Ids: the first 20 in id order; with --counts only the counts) (with --repair also "repair": what was synced or queued, and "after": the check again)',
+  },
+  counts: {
+    type: 'boolean',
+    help: 'compare counts only: one limit=1 read per collection and variant, no ids (a record missing and another extra cancel out)',
   },
   repair: {
     type: 'boolean',
-    help: 'run a full pass (deletions reconciled) of each drifting collection: queued for the workers when Redis is configured and a worker listens (exit 0 once queued), else here and now (exit 0 when a check afterwards finds no drift left)',
+    help: 'tombstone the rows found newer than the upstream, then run a full pass (missing records written, stale ones updated, extra rows tombstoned) of each drifting collection: queued for the workers when Redis is configured and a worker listens (exit 0 once queued), else here and now (exit 0 when a check afterwards finds no drift left)',
   },
   db: {
     type: 'string',
@@ -44,13 +54,18 @@ const FLAGS = {
 
 const SPEC: CommandSpec<typeof FLAGS> = {
   name: 'check',
-  usage: '--config FILE [--tenant SLUG]... [--json] [--repair] [options]',
+  usage: '--config FILE [--tenant SLUG]... [--json] [--counts] [--repair] [options]',
   about:
-    "Compares, per tenant, collection and mirrored variant, the mirror's live rows with the upstream's totalDocs " +
-    "(one limit=1 read each, inside the key's read budget) and reports the drift (upstream - local): a hard delete " +
-    'that updatedAt polling cannot see shows as a negative drift, a record that arrived behind the cursor as a ' +
-    'positive one. Exit 0 without drift, 1 with drift. Collections without a list route, and those a sync holds ' +
-    'right now, are not compared (said on stderr). The result is kept in the mirror: `status` shows the last check.',
+    "Compares, per tenant, collection and mirrored variant, the mirror with the upstream, inside the key's read " +
+    "budget. Counts first: the upstream's totalDocs (one limit=1 read) against the mirror's live rows, as drift " +
+    '(upstream - local). Then ids and versions: the upstream paged in (updatedAt, id) order asking only for id and ' +
+    "updatedAt at the largest page size, each page's range against the mirror's live rows in it, reporting missing " +
+    '(upstream has it, the mirror has no live row), extra (a live row the upstream does not list) and stale (both ' +
+    'have it, updatedAt differs). Cost: 1 + ceil(n / page size) requests per collection and variant of n records ' +
+    '(the page size the upstream applies, at most 1000; one more when the last page is exactly full or some records ' +
+    'have no updatedAt); --counts keeps the cheap count-only check (1 request each). Exit 0 when all agree, 1 ' +
+    'otherwise. Collections without a list route, and those a sync holds right now, are not compared (said on ' +
+    'stderr). The result is kept in the mirror: `status` shows the last check.',
   flags: FLAGS,
 };
 
@@ -62,23 +77,58 @@ interface Repair {
   readonly error?: string;
 }
 
-const publicCheck = (t: TenantCheck) => ({
-  slug: t.slug,
-  collections: t.collections.map((c: CheckRow) => ({
-    collection: c.collection,
-    variant: c.variant,
-    local: c.local,
-    upstream: c.upstream,
-    drift: c.drift,
-  })),
+/** A check row as `--json` shows it: the id figures and samples only when ids were compared. */
+const publicRow = (c: CheckRow) => ({
+  collection: c.collection,
+  variant: c.variant,
+  local: c.local,
+  upstream: c.upstream,
+  drift: c.drift,
+  ...(c.missing === null ? {} : { missing: c.missing, extra: c.extra, stale: c.stale }),
+  ...(c.missingIds ? { missingIds: c.missingIds, extraIds: c.extraIds, staleIds: c.staleIds } : {}),
 });
 
-const table = (checks: readonly TenantCheck[]): string =>
-  formatTable(checks.flatMap((t) => t.collections.map((c) => ({ tenant: t.slug, ...c }))));
+const publicCheck = (t: TenantCheck) => ({
+  slug: t.slug,
+  requests: t.requests,
+  collections: t.collections.map(publicRow),
+});
+
+/** The counts as a table, then a line per kind of difference naming its first ids. */
+function table(checks: readonly TenantCheck[]): string {
+  const rows = checks.flatMap((t) =>
+    t.collections.map((c) => {
+      const { missingIds: _m, extraIds: _e, staleIds: _s, ...counts } = c;
+      return c.missing === null
+        ? { tenant: t.slug, ...counts, missing: undefined, extra: undefined, stale: undefined }
+        : { tenant: t.slug, ...counts };
+    }),
+  );
+  const lines: string[] = [];
+  for (const t of checks)
+    for (const c of t.collections) {
+      const name = `${t.slug} ${c.collection}${c.variant === 'published' ? '' : `/${c.variant}`}`;
+      for (const [kind, n, ids] of [
+        ['missing', c.missing, c.missingIds],
+        ['extra', c.extra, c.extraIds],
+        ['stale', c.stale, c.staleIds],
+      ] as const) {
+        if (!n || !ids) continue;
+        lines.push(`${name} ${kind}: ${ids.join(', ')}${n > ids.length ? ` (and ${n - ids.length} more)` : ''}`);
+      }
+    }
+  return [formatTable(rows), ...(lines.length > 0 ? ['', ...lines] : [])].join('\n');
+}
 
 const hasDrift = (checks: readonly TenantCheck[]) => checks.some((t) => driftingCollections(t).length > 0);
 
-async function checkAll(app: App, slugs: readonly string[], signal: AbortSignal, only?: Map<string, CollectionSlug[]>) {
+async function checkAll(
+  app: App,
+  slugs: readonly string[],
+  signal: AbortSignal,
+  countsOnly: boolean,
+  only?: Map<string, CollectionSlug[]>,
+) {
   const out: TenantCheck[] = [];
   for (const slug of slugs) {
     const t = app.tenant(slug);
@@ -87,7 +137,13 @@ async function checkAll(app: App, slugs: readonly string[], signal: AbortSignal,
     if (only && !collections?.length) continue;
     const routes = await app.routesOf(slug, signal);
     const target = collections ? { ...t.target, collections } : t.target;
-    out.push(await checkTenant({ client: t.client, store: app.store, checks: app.changes, signal }, target, routes));
+    out.push(
+      await checkTenant(
+        { client: t.client, store: app.store, checks: app.changes, signal, countsOnly },
+        target,
+        routes,
+      ),
+    );
   }
   return out;
 }
@@ -114,7 +170,8 @@ export async function checkCommand(argv: string[]): Promise<number> {
     gates: values['local-budget'] ? 'memory' : 'shared',
   });
   const signal = new AbortController().signal;
-  const checks = await checkAll(app, slugs, signal);
+  const countsOnly = values.counts === true;
+  const checks = await checkAll(app, slugs, signal, countsOnly);
   for (const t of checks)
     for (const s of t.skipped)
       process.stderr.write(`understudy check: ${t.slug} ${s.collection}: not compared (${s.reason})\n`);
@@ -133,6 +190,9 @@ export async function checkCommand(argv: string[]): Promise<number> {
   const queued = queue !== null && (await workersListening(queue.redis, queue.redisSettings.prefix));
   for (const [slug, collections] of drifting) {
     if (collections.length === 0) continue;
+    // Rows newer than the upstream's record: a full pass would keep them (newer wins), so they go first.
+    const check = checks.find((t) => t.slug === slug);
+    if (check) await dropRowsAheadOfUpstream(app.store, check);
     if (queue && queued) {
       const job = await addSyncJob(queue.redis, queue.redisSettings.prefix, {
         tenant: slug,
@@ -159,7 +219,7 @@ export async function checkCommand(argv: string[]): Promise<number> {
         ...(c.error ? { error: c.error } : {}),
       });
   }
-  const after = queued ? null : await checkAll(app, slugs, signal, drifting);
+  const after = queued ? null : await checkAll(app, slugs, signal, countsOnly, drifting);
   if (values.json) {
     const out = { tenants: checks.map(publicCheck), repair, ...(after ? { after: after.map(publicCheck) } : {}) };
     process.stdout.write(`${JSON.stringify(out)}\n`);

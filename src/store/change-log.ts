@@ -1,8 +1,9 @@
 import { type Kysely, sql } from 'kysely';
 import type { Change, ChangeFeedReader, ChangeFilter, ChangeLog, EndpointState } from '../changes/change-log-port.js';
-import type { CheckRow, CheckStore, StoredCheck } from '../sync/self-check.js';
+import type { CheckCounts, CheckStore, RowVersion, StoredCheck, VersionRange } from '../sync/self-check.js';
 import type { ChangeKind, ChangeSource, SyncKey } from '../sync/store-port.js';
 import type { CollectionSlug } from '../vocabulary/collections.js';
+import { liveVersions } from './check-rows.js';
 import type { Database } from './db-schema.js';
 import type { StoreEngine } from './engine.js';
 import { RecordRows } from './record-rows.js';
@@ -32,6 +33,9 @@ const parseFields = (text: string | null): string[] => {
     return [];
   }
 };
+
+/** An integer column that may be null (PostgreSQL's `bigint` arrives as a string). */
+const orNull = (v: number | string | null): number | null => (v === null ? null : Number(v));
 
 const asEndpoint = (r: Database['webhook_endpoints']): EndpointState => ({
   id: r.id,
@@ -148,16 +152,36 @@ export class KyselyChangeLog implements ChangeLog, CheckStore {
     return this.rows.countLive(this.db, key);
   }
 
-  async saveChecks(tenant: string, rows: readonly CheckRow[], at: string): Promise<void> {
+  liveVersions(key: SyncKey, range: VersionRange): Promise<RowVersion[]> {
+    return liveVersions(this.db, key, range);
+  }
+
+  async saveChecks(tenant: string, rows: readonly CheckCounts[], at: string): Promise<void> {
     if (rows.length === 0) return;
     await this.db
       .insertInto('mirror_checks')
-      .values(rows.map((r) => ({ tenant, ...r, checked_at: at })))
+      .values(
+        rows.map((r) => ({
+          tenant,
+          collection: r.collection,
+          variant: r.variant,
+          local: r.local,
+          upstream: r.upstream,
+          drift: r.drift,
+          missing: r.missing,
+          extra: r.extra,
+          stale: r.stale,
+          checked_at: at,
+        })),
+      )
       .onConflict((oc) =>
         oc.columns(['tenant', 'collection', 'variant']).doUpdateSet({
           local: (eb) => eb.ref('excluded.local'),
           upstream: (eb) => eb.ref('excluded.upstream'),
           drift: (eb) => eb.ref('excluded.drift'),
+          missing: (eb) => eb.ref('excluded.missing'),
+          extra: (eb) => eb.ref('excluded.extra'),
+          stale: (eb) => eb.ref('excluded.stale'),
           checked_at: (eb) => eb.ref('excluded.checked_at'),
         }),
       )
@@ -179,6 +203,9 @@ export class KyselyChangeLog implements ChangeLog, CheckStore {
       local: Number(r.local),
       upstream: Number(r.upstream),
       drift: Number(r.drift),
+      missing: orNull(r.missing),
+      extra: orNull(r.extra),
+      stale: orNull(r.stale),
       checkedAt: r.checked_at,
     }));
   }

@@ -138,6 +138,10 @@ export interface MirrorChecksTable {
   upstream: number;
   drift: number;
   checked_at: string;
+  /** Records missing from the mirror, extra in it, and in another version: null for a counts-only check. */
+  missing: number | null;
+  extra: number | null;
+  stale: number | null;
 }
 
 export type CollectionTableName =

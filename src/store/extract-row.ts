@@ -1,4 +1,3 @@
-import type { CollectionSlug } from '../vocabulary/collections.js';
 import { isJsonObject, type JsonValue, recordId, type UpstreamDoc } from '../vocabulary/ids.js';
 import type { TypedColumn } from './columns.js';
 import { localWallTime } from './local-time.js';
@@ -6,20 +5,8 @@ import { localWallTime } from './local-time.js';
 /** A value SQLite binds as is. */
 export type SqlValue = string | number | null;
 
-/**
- * The key a record is stored under: its `id` (numbers normalised to strings), or for media, which the spec shows
- * without an id, its `filename`. Null when the record has neither.
- */
-export function docKey(collection: CollectionSlug, doc: UpstreamDoc): string | null {
-  const id = doc.id;
-  if (typeof id === 'string' && id !== '') return id;
-  if ((typeof id === 'number' && Number.isFinite(id)) || typeof id === 'bigint') return recordId(id);
-  if (collection === 'media') {
-    const filename = doc.filename;
-    if (typeof filename === 'string' && filename !== '') return filename;
-  }
-  return null;
-}
+/** The key a record is stored under (its id, or a media record's filename): shared with sync, which compares keys. */
+export { docKey } from '../vocabulary/record-key.js';
 
 /**
  * An ISO 8601 instant normalised to UTC with milliseconds, so instants sent at different offsets compare as

@@ -9,6 +9,7 @@ import * as m060 from '../../migrations/2026-11-23-060-change-log.js';
 import * as m061 from '../../migrations/2026-11-23-061-webhook-endpoints.js';
 import * as m062 from '../../migrations/2026-11-23-062-mirror-checks.js';
 import * as m063 from '../../migrations/2026-11-26-001-change-log-per-statement.js';
+import * as m065 from '../../migrations/2026-11-27-010-mirror-check-ids.js';
 import { UnderstudyError } from '../errors.js';
 import type { Database } from './db-schema.js';
 import { openDatabase } from './open-database.js';
@@ -22,6 +23,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-23-061-webhook-endpoints': m061,
   '2026-11-23-062-mirror-checks': m062,
   '2026-11-26-001-change-log-per-statement': m063,
+  '2026-11-27-010-mirror-check-ids': m065,
   '2026-11-23-010-local-times': m010,
   '2026-11-23-011-views': m011,
   '2026-11-23-012-search': m012,

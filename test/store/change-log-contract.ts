@@ -209,11 +209,52 @@ export function changeLogContract(engine: string, make: () => Promise<ContractDa
       expect(await mirror.changes.countLive(key('series'))).toBe(1);
       expect(await mirror.changes.countLive(key('series', 'draft'))).toBe(3);
       const row = { collection: 'series' as const, variant: 'published', local: 1, upstream: 2, drift: 1 };
-      await mirror.changes.saveChecks('acme', [row], at(1));
-      await mirror.changes.saveChecks('acme', [{ ...row, local: 2, drift: 0 }], at(2));
+      const ids = { missing: 2, extra: 1, stale: 0 };
+      await mirror.changes.saveChecks('acme', [{ ...row, ...ids }], at(1));
+      expect(await mirror.changes.lastChecks()).toEqual([{ tenant: 'acme', ...row, ...ids, checkedAt: at(1) }]);
+      const counts = { missing: null, extra: null, stale: null };
+      await mirror.changes.saveChecks('acme', [{ ...row, local: 2, drift: 0, ...counts }], at(2));
       expect(await mirror.changes.lastChecks()).toEqual([
-        { tenant: 'acme', ...row, local: 2, drift: 0, checkedAt: at(2) },
+        { tenant: 'acme', ...row, local: 2, drift: 0, ...counts, checkedAt: at(2) },
       ]);
+    });
+
+    it('reads the live versions of a key by updated_at range, undated, or by id', async () => {
+      const undated = (id: string) => ({ ...doc(id, 1), updatedAt: null });
+      await mirror.store.write(key('media'), {
+        upserts: [doc('a', 1), doc('b', 2), doc('c', 2), doc('d', 3), doc('e', 4), undated('u'), undated('v')],
+      });
+      await mirror.store.write(key('media'), { deletes: ['c', 'v'] });
+      await mirror.store.write(key('media', 'draft'), { upserts: [doc('a', 9), undated('w')] });
+      await mirror.store.write({ ...key('media'), tenant: tenantSlug('other') }, { upserts: [doc('a', 2)] });
+      const versions = async (k: SyncKey, range: Parameters<typeof mirror.changes.liveVersions>[1]) =>
+        (await mirror.changes.liveVersions(k, range)).sort((x, y) => (x.id < y.id ? -1 : 1));
+      expect(await versions(key('media'), { from: null, before: null })).toEqual([
+        { id: 'a', updatedAt: at(1) },
+        { id: 'b', updatedAt: at(2) },
+        { id: 'd', updatedAt: at(3) },
+        { id: 'e', updatedAt: at(4) },
+      ]);
+      expect(await versions(key('media'), { from: at(2), before: at(4) })).toEqual([
+        { id: 'b', updatedAt: at(2) },
+        { id: 'd', updatedAt: at(3) },
+      ]);
+      expect(await versions(key('media'), { from: null, before: at(2) })).toEqual([{ id: 'a', updatedAt: at(1) }]);
+      expect(await versions(key('media'), { from: at(3), before: null })).toEqual([
+        { id: 'd', updatedAt: at(3) },
+        { id: 'e', updatedAt: at(4) },
+      ]);
+      expect(await versions(key('media'), { undated: true })).toEqual([{ id: 'u', updatedAt: null }]);
+      expect(await versions(key('media', 'draft'), { undated: true })).toEqual([{ id: 'w', updatedAt: null }]);
+      expect(await versions(key('media', 'draft'), { from: null, before: null })).toEqual([
+        { id: 'a', updatedAt: at(9) },
+      ]);
+      const many = [...Array.from({ length: 40_000 }, (_, i) => `x${i}`), 'c', 'e', 'u'];
+      expect(await versions(key('media'), { ids: many })).toEqual([
+        { id: 'e', updatedAt: at(4) },
+        { id: 'u', updatedAt: null },
+      ]);
+      expect(await versions(key('media'), { ids: [] })).toEqual([]);
     });
   });
 }
