@@ -16,7 +16,7 @@ export {
   type WriteRoutes,
 } from './queue/write-queue.js';
 export { type Simulator, type SimulatorOptions, startSimulator } from './sim/start-simulator.js';
-export type { CollectionSlug } from './vocabulary/collections.js';
+export type { CollectionName, CollectionSlug } from './vocabulary/collections.js';
 export { DEFAULT_MAX_BODY_BYTES, type WriteRequest, WriteValidationError } from './writes/validate-write.js';
 export { type CreateBody, MAX_BODY_DEPTH, type UpdateBody } from './writes/write-bodies.js';
 export type {

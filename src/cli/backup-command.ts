@@ -10,7 +10,7 @@ const FLAGS = {
   db: {
     type: 'string',
     value: 'FILE',
-    help: "SQLite file of the mirror (default: the config's database, else $UNDERSTUDY_DB, else ./data/understudy.db)",
+    help: "the mirror's SQLite file (default: the config's database, else $UNDERSTUDY_DB, else ./data/understudy.db); a PostgreSQL mirror is refused: pg_dump copies it",
   },
   config: {
     type: 'string',

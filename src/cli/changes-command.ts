@@ -4,8 +4,8 @@ import type { Change, ChangeFeedReader, ChangeFilter } from '../changes/change-l
 import { databasePath } from '../config/database-path.js';
 import { loadConfigFile } from '../config/load-config.js';
 import { UsageError } from '../errors.js';
-import { isCollectionSlug } from '../vocabulary/collections.js';
-import { COMMON_FLAGS, type CommandSpec, type Flags, helpText, parseFlags } from './parse-flags.js';
+import { collectionFlags } from './collection-flag.js';
+import { COMMON_FLAGS, type CommandSpec, DB_FLAG, type Flags, helpText, parseFlags } from './parse-flags.js';
 
 const FLAGS = {
   config: {
@@ -13,11 +13,7 @@ const FLAGS = {
     value: 'FILE',
     help: 'JSON config: its database (changes.retainDays is checked with the rest)',
   },
-  db: {
-    type: 'string',
-    value: 'FILE',
-    help: "the mirror (default: the config's database, else UNDERSTUDY_DB, else ./data/understudy.db)",
-  },
+  db: DB_FLAG,
   since: {
     type: 'string',
     value: 'SEQ',
@@ -28,7 +24,7 @@ const FLAGS = {
     type: 'string',
     multiple: true,
     value: 'NAME',
-    help: "only this collection's, as in the API path, e.g. event-instances (repeatable)",
+    help: "only this collection's: its API path (event-instances) or its table (event_instances); repeatable",
   },
   kind: { type: 'string', multiple: true, value: 'KIND', help: 'only insert, update, delete or revive (repeatable)' },
   limit: { type: 'string', value: 'N', help: 'at most N changes (default: all)' },
@@ -124,15 +120,13 @@ export async function changesCommand(argv: string[]): Promise<number> {
   if (values.json && values.nl) throw new UsageError('--json and --nl do not go together');
   const since = count('since', values.since, 0) ?? 0;
   const limit = count('limit', values.limit, 1) ?? Number.POSITIVE_INFINITY;
-  for (const c of values.collection ?? [])
-    if (!isCollectionSlug(c))
-      throw new UsageError(`--collection ${c}: not a collection (use the API path name, e.g. event-instances)`);
+  const collections = values.collection ? collectionFlags(values.collection) : null;
   for (const k of values.kind ?? [])
     if (!KINDS.includes(k)) throw new UsageError(`--kind ${k}: must be one of ${KINDS.join(', ')}`);
   const config = values.config ? loadConfigFile(values.config) : null;
   const filter: ChangeFilter = {
     ...(values.tenant ? { tenants: values.tenant } : {}),
-    ...(values.collection ? { collections: values.collection } : {}),
+    ...(collections ? { collections } : {}),
     ...(values.kind ? { kinds: values.kind } : {}),
   };
   const json = values.json || values.nl;

@@ -14,7 +14,11 @@ const FLAGS = {
     value: 'OP',
     help: 'create | update | patch | put | delete | bulk (patch, put and update all mean a partial update, sent with the method the spec has for the collection)',
   },
-  collection: { type: 'string', value: 'NAME', help: 'collection as in the API path, e.g. event-instances' },
+  collection: {
+    type: 'string',
+    value: 'NAME',
+    help: 'the collection: its API path (event-instances) or its table (event_instances)',
+  },
   id: { type: 'string', value: 'ID', help: 'record id (update, delete)' },
   body: {
     type: 'string',

@@ -10,7 +10,10 @@ export type Command = (argv: string[]) => Promise<number>;
 
 const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }> = {
   sim: { summary: 'run the Partners API simulator', load: async () => (await import('./sim-command.js')).simCommand },
-  sync: { summary: 'mirror tenants into SQLite', load: async () => (await import('./sync-command.js')).syncCommand },
+  sync: {
+    summary: 'mirror tenants into SQLite or PostgreSQL',
+    load: async () => (await import('./sync-command.js')).syncCommand,
+  },
   worker: {
     summary: 'run sync workers on the Redis queue, with schedules',
     load: async () => (await import('./worker-command.js')).workerCommand,
@@ -66,7 +69,8 @@ const usage = (): string => {
   const program = new Program('understudy')
     .usage('<command> [options]')
     .description(
-      'Keeps a local, queryable SQLite mirror of Content Partners API tenants and pushes changes back.\n' +
+      'Keeps a local, queryable mirror of Content Partners API tenants in SQLite or PostgreSQL\n' +
+        '(every command works on either: --db FILE or --db postgres://…) and pushes changes back.\n' +
         'The options below are taken by every command; `understudy help <command>` shows its own.',
     )
     .helpOption('-h, --help', 'show help (`understudy <command> --help`: that command’s)')

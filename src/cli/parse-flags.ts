@@ -42,6 +42,11 @@ export interface CommandSpec<F extends Flags> {
   readonly about: string;
   /** Whether operands (positional arguments) are taken; the command checks how many. */
   readonly operands?: boolean;
+  /**
+   * The operands are words (`search`): after the first, an argument starting with `-` that is none of the command's
+   * flags is a word too (`swan OR -lake`). A first word starting with `-` goes after `--`.
+   */
+  readonly words?: boolean;
   readonly flags: F;
   /** Text after the options (examples, subcommands). */
   readonly footer?: string;
@@ -61,6 +66,13 @@ export const COMMON_FLAGS = {
   },
   help: { type: 'boolean', short: 'h', help: 'show this help' },
 } as const satisfies Flags;
+
+/** `--db`, as every command that keeps or reads the mirror takes it: either engine. */
+export const DB_FLAG = {
+  type: 'string',
+  value: 'FILE|URL',
+  help: "the mirror: a SQLite file (a relative path from the current directory) or a postgres:// URL (default: the config's database, else $UNDERSTUDY_DB, else ./data/understudy.db)",
+} as const satisfies FlagSpec;
 
 function optionOf(name: string, spec: FlagSpec): Option {
   const value =
@@ -98,6 +110,42 @@ const usageLine = (err: CommanderError): string =>
     .replace(/\n/g, ' ');
 
 /**
+ * A words command's argv with every word after a `--` (commander reads anything starting with `-` before one as a
+ * flag): after the first operand, an argument with one leading `-` that is none of the command's flags is a word.
+ * The command's flags, the values of those that take one, and anything starting with `--` (a misspelt flag far more
+ * often than a word: commander names it with a suggestion) stay where commander looks for them.
+ */
+function wordsAfterDashes(argv: readonly string[], flags: Flags): string[] {
+  const known = new Map<string, FlagSpec>();
+  for (const [name, f] of Object.entries(flags)) {
+    known.set(`--${name}`, f);
+    if (f.short) known.set(`-${f.short}`, f);
+  }
+  const options: string[] = [];
+  const words: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] as string;
+    if (a === '--') {
+      words.push(...argv.slice(i + 1));
+      break;
+    }
+    const eq = a.startsWith('--') ? a.indexOf('=') : -1;
+    const flag = known.get(eq > 0 ? a.slice(0, eq) : a);
+    const next = argv[i + 1];
+    if (flag) {
+      options.push(a);
+      const takesNext = flag.type === 'string' && eq < 0 && next !== undefined;
+      if (takesNext && !(flag.optionalValue && next.startsWith('-'))) options.push(argv[++i] as string);
+    } else if (a.startsWith('-') && a.length > 1 && (words.length === 0 || a.startsWith('--'))) {
+      options.push(a); // not a word: commander names the unknown flag
+    } else {
+      words.push(a);
+    }
+  }
+  return [...options, '--', ...words];
+}
+
+/**
  * Parses a command's argv against its declared flags (errors are `UsageError`s, exit 2, with a suggestion for a
  * misspelt flag), then applies the flags every command shares (`applyCommonFlags`: the env file, LOG_LEVEL,
  * `--quiet`). Values are keyed by flag name as declared (`values['base-url']`).
@@ -108,10 +156,13 @@ export function parseFlags<F extends Flags>(
 ): { values: FlagValues<F>; positionals: string[] } {
   const cmd = commandOf(spec);
   try {
-    cmd.parse([...argv], { from: 'user' });
+    cmd.parse(spec.words ? wordsAfterDashes(argv, spec.flags) : [...argv], { from: 'user' });
   } catch (err) {
-    if (err instanceof CommanderError) throw new UsageError(usageLine(err), { cause: err });
-    throw err;
+    if (!(err instanceof CommanderError)) throw err;
+    const dashed =
+      spec.words && err.code === 'commander.unknownOption' ? /'(-[^-'][^']*)'/.exec(err.message)?.[1] : null;
+    const hint = dashed ? ` (to search for ${dashed}: understudy ${spec.name} -- ${dashed})` : '';
+    throw new UsageError(`${usageLine(err)}${hint}`, { cause: err });
   }
   const opts = cmd.opts();
   const values: Record<string, unknown> = {};

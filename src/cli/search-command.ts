@@ -2,8 +2,9 @@ import { databasePath } from '../config/database-path.js';
 import { loadConfigFile } from '../config/load-config.js';
 import { UsageError } from '../errors.js';
 import { SEARCHED_COLLECTIONS, searchMirror } from '../store/search-mirror.js';
+import { collectionFlags } from './collection-flag.js';
 import { formatGrid } from './format-table.js';
-import { COMMON_FLAGS, type CommandSpec, type Flags, helpText, parseFlags } from './parse-flags.js';
+import { COMMON_FLAGS, type CommandSpec, DB_FLAG, type Flags, helpText, parseFlags } from './parse-flags.js';
 
 const FLAGS = {
   config: {
@@ -11,11 +12,7 @@ const FLAGS = {
     value: 'FILE',
     help: "read the mirror from this config (its database; a relative one from the config file's folder)",
   },
-  db: {
-    type: 'string',
-    value: 'FILE|URL',
-    help: "the mirror: a SQLite file or a postgres:// URL (default: the config's database, else $UNDERSTUDY_DB, else ./data/understudy.db)",
-  },
+  db: DB_FLAG,
   tenant: { type: 'string', value: 'SLUG', help: "only this tenant's records" },
   collection: { type: 'string', value: 'NAME', help: `only this collection (${SEARCHED_COLLECTIONS.join(', ')})` },
   limit: { type: 'string', value: 'N', help: 'at most N results (default 20, at most 1000)' },
@@ -32,8 +29,11 @@ const SPEC: CommandSpec<typeof FLAGS> = {
   about:
     "Full-text search over the mirror's titles, names, descriptions and venue names, best match first (SQLite FTS5 " +
     "with bm25 ranking, or PostgreSQL's tsvector with ts_rank_cd; titles weigh most). Every word must match, case " +
-    'and accents aside; end a word with * to match it as a prefix ("nutcr*"). The mirror is opened read-only.',
+    'and accents aside; end a word with * to match it as a prefix ("nutcr*"). Quotes, OR and a leading - are ' +
+    'words, never query syntax (a first word starting with -: after --, as in `search -- -lake`). The mirror is ' +
+    'opened read-only.',
   operands: true,
+  words: true,
   flags: FLAGS,
 };
 
@@ -48,10 +48,11 @@ export async function searchCommand(argv: string[]): Promise<number> {
   const limit = values.limit === undefined ? 20 : Number(values.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
     throw new UsageError('--limit must be an integer from 1 to 1000');
-  // `event-instances`, `event_instances`: the API's name or the table's.
-  const collection = values.collection?.replace(/_/g, '-');
-  if (collection !== undefined && !(SEARCHED_COLLECTIONS as readonly string[]).includes(collection))
-    throw new UsageError(`--collection ${values.collection}: not searched; one of ${SEARCHED_COLLECTIONS.join(', ')}`);
+  const [collection] = collectionFlags(
+    values.collection ? [values.collection] : [],
+    SEARCHED_COLLECTIONS,
+    'not searched',
+  );
   const config = values.config ? loadConfigFile(values.config) : null;
   const hits = await searchMirror(databasePath(config, process.env, values.db), {
     text: positionals.join(' '),

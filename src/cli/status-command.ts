@@ -15,7 +15,7 @@ import { changeFeedStatus, formatChangeFeed, type LastCheck, type WebhookStatus 
 import { EXIT } from './exit-codes.js';
 import { formatTable } from './format-table.js';
 import { inWords, parseDuration } from './parse-duration.js';
-import { COMMON_FLAGS, type CommandSpec, type Flags, helpText, parseFlags } from './parse-flags.js';
+import { COMMON_FLAGS, type CommandSpec, DB_FLAG, type Flags, helpText, parseFlags } from './parse-flags.js';
 
 const FLAGS = {
   config: {
@@ -23,11 +23,7 @@ const FLAGS = {
     value: 'FILE',
     help: "JSON config (database, tenants, redis); a relative database in it is read from the config file's folder",
   },
-  db: {
-    type: 'string',
-    value: 'FILE',
-    help: "SQLite file of the mirror (default: the config's database, else UNDERSTUDY_DB, else ./data/understudy.db)",
-  },
+  db: DB_FLAG,
   json: { type: 'boolean', help: 'print one JSON object on stdout (with --check, its findings under "check")' },
   check: {
     type: 'boolean',

@@ -8,9 +8,10 @@ import { describeError, UsageError } from '../errors.js';
 import { createLogger } from '../log.js';
 import type { CollectionReport, SyncMode } from '../sync/sync-collection.js';
 import { syncTenant, type TenantReport } from '../sync/sync-tenant.js';
-import { type CollectionSlug, isCollectionSlug } from '../vocabulary/collections.js';
+import type { CollectionSlug } from '../vocabulary/collections.js';
+import { collectionFlags } from './collection-flag.js';
 import { formatTable } from './format-table.js';
-import { COMMON_FLAGS, type CommandSpec, type Flags, helpText, parseFlags } from './parse-flags.js';
+import { COMMON_FLAGS, type CommandSpec, DB_FLAG, type Flags, helpText, parseFlags } from './parse-flags.js';
 import { ProgressDisplay } from './progress-display.js';
 import { Committed, isStop, syncExitCode, type TenantFailure, tenantFailureText } from './sync-output.js';
 import { runConfigSchedules } from './sync-schedule.js';
@@ -32,17 +33,13 @@ const FLAGS = {
     type: 'string',
     multiple: true,
     value: 'NAME',
-    help: 'collection to sync, as in the API path (repeatable; default: all)',
+    help: 'collection to sync: its API path (event-instances) or its table (event_instances); repeatable; default: all',
   },
   full: {
     type: 'boolean',
     help: 'full sync with deletion reconciliation (default: incremental since the stored cursor)',
   },
-  db: {
-    type: 'string',
-    value: 'FILE',
-    help: "SQLite file of the mirror, from the current directory (default: the config's database, else UNDERSTUDY_DB, else ./data/understudy.db)",
-  },
+  db: DB_FLAG,
   json: { type: 'boolean', help: 'print exactly one JSON object with the outcome on stdout' },
   'local-budget': {
     type: 'boolean',
@@ -70,7 +67,7 @@ const SPEC: CommandSpec<typeof FLAGS> = {
   name: 'sync',
   usage: '[--config FILE | --base-url URL --tenant SLUG...] [--collection NAME]... [--full] [options]',
   about:
-    'Mirrors tenants of the Content Partners API into SQLite. Without --config, the key comes from PARTNERS_API_KEY, ' +
+    'Mirrors tenants of the Content Partners API into SQLite or PostgreSQL (--db postgres://…). Without --config, the key comes from PARTNERS_API_KEY, ' +
     'the base URL from --base-url or PARTNERS_BASE_URL, the database from --db, UNDERSTUDY_DB or ./data/understudy.db. ' +
     'On a terminal it shows its progress; off one, logs (JSON lines) and the summary table, and with --quiet nothing ' +
     'at all unless something is wrong.',
@@ -98,11 +95,7 @@ export function resolveInvocation(
   env: NodeJS.ProcessEnv,
 ): SyncInvocation {
   const tenants = values.tenant ?? [];
-  const collections = (values.collection ?? []).map((c) => {
-    if (!isCollectionSlug(c))
-      throw new UsageError(`--collection ${c}: not a collection (use the API path name, e.g. event-instances)`);
-    return c;
-  });
+  const collections = collectionFlags(values.collection);
   let config: Config;
   if (values.config) {
     config = loadConfigFile(values.config);

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { COLLECTIONS } from '../vocabulary/collections.js';
+import { COLLECTION_NAMES, type CollectionSlug, collectionNamed } from '../vocabulary/collections.js';
 import { TENANT_SLUG } from '../vocabulary/ids.js';
 import { DEFAULT_MAX_BODY_BYTES } from '../writes/validate-write.js';
 import { isCronExpression, isTimeZone } from './schedule-checks.js';
@@ -42,6 +42,19 @@ const Schedule = v.strictObject({
   ),
 });
 
+/** A collection by its API path (`event-instances`) or its table's name (`event_instances`); read as the API path. */
+const Collections = v.optional(
+  v.pipe(
+    v.array(
+      v.pipe(
+        v.picklist(COLLECTION_NAMES),
+        v.transform((name) => collectionNamed(name) as CollectionSlug),
+      ),
+    ),
+    v.minLength(1),
+  ),
+);
+
 /** POSIX environment variable names, as `apiKeyEnv` takes them. */
 const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/;
 
@@ -61,7 +74,7 @@ const Webhook = v.strictObject({
     ),
   ),
   /** Only changes of these collections (default: all). */
-  collections: v.optional(v.pipe(v.array(v.picklist(COLLECTIONS)), v.minLength(1))),
+  collections: Collections,
   /** Only changes of these kinds (default: all). */
   kinds: v.optional(v.pipe(v.array(v.picklist(['insert', 'update', 'delete', 'revive'])), v.minLength(1))),
 });
@@ -77,7 +90,7 @@ export const TenantSchema = v.strictObject({
       'must name an environment variable (upper-case letters, digits and _, e.g. "HARBOUR_KEY"), not hold the key; the value is not shown, since it may be a key',
     ),
   ),
-  collections: v.optional(v.pipe(v.array(v.picklist(COLLECTIONS)), v.minLength(1))),
+  collections: Collections,
   rateLimit: v.optional(RateLimit),
   drafts: v.optional(v.boolean(), false),
   locales: v.optional(v.array(v.pipe(v.string(), v.minLength(1)))),

@@ -24,6 +24,22 @@ export const isCollectionSlug = (s: string): s is CollectionSlug => (COLLECTIONS
 /** The SQLite table mirroring a collection: its path with `-` turned into `_`. */
 export const tableFor = (c: CollectionSlug): string => c.replace(/-/g, '_');
 
+type Snake<S extends string> = S extends `${infer A}-${infer B}` ? `${A}_${Snake<B>}` : S;
+/** A collection as a user may name it: its API path (`event-instances`) or its table's name (`event_instances`). */
+export type CollectionName = CollectionSlug | Snake<CollectionSlug>;
+
+/** Every name a user may give a collection: its API path (`event-instances`) or its table's (`event_instances`). */
+export const COLLECTION_NAMES = [...new Set(COLLECTIONS.flatMap((c) => [c, tableFor(c)]))] as readonly CollectionName[];
+
+/**
+ * The collection a user named, by its API path (`event-instances`) or its table's name (`event_instances`), as
+ * `search` has always taken them; `undefined` when it names none. Every place a user names a collection asks this.
+ */
+export const collectionNamed = (name: string): CollectionSlug | undefined => {
+  const slug = name.replace(/_/g, '-');
+  return isCollectionSlug(slug) ? slug : undefined;
+};
+
 /** Collections whose records carry `_status` and may have a newer draft. */
 export const VERSIONED: ReadonlySet<CollectionSlug> = new Set([
   'pages',

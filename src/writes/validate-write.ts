@@ -2,9 +2,9 @@ import * as v from 'valibot';
 import { UnderstudyError } from '../errors.js';
 import {
   type CollectionSlug,
+  collectionNamed,
   FORBIDDEN_FIELDS,
   FORBIDDEN_ON,
-  isCollectionSlug,
   THEME_SCHEMA_COLLECTIONS,
   VERSIONED,
 } from '../vocabulary/collections.js';
@@ -181,9 +181,9 @@ export async function validateWrite(
   const { tenant, collection, draft, idempotencyKey } = r;
   if (!isTenantSlug(tenant)) fail('tenant must be a tenant slug (a-z, 0-9 and -)');
   const t = tenant as string;
-  if (typeof collection !== 'string' || !isCollectionSlug(collection))
-    fail(`unknown collection ${JSON.stringify(collection)} (use the API path name, e.g. event-instances)`);
-  const c = collection as CollectionSlug;
+  const c =
+    (typeof collection === 'string' ? collectionNamed(collection) : undefined) ??
+    fail(`unknown collection ${JSON.stringify(collection)} (its API path, e.g. event-instances, or its table's name)`);
   if (!WRITABLE[op].includes(c)) {
     fail(`the Partners API has no ${op} route for ${c} (${op}: ${WRITABLE[op].join(', ')})`);
   }
