@@ -63,9 +63,18 @@ const codeForStatus = (status: number): ErrorCode => {
 export type UpstreamOutcome = 'answered' | 'unknown' | 'not-sent';
 
 /**
+ * Where a request went, for the message: `at` is the record's path (`/partners/2026-02/harbour-opera/series/65f0…`:
+ * tenant and id filled in, never a query string, a header or a key), so a user sees which record; without it the
+ * message names the route template.
+ */
+export interface RequestPlace {
+  readonly at?: string;
+}
+
+/**
  * An HTTP answer the client could not use. `route` is the route template
- * (`/partners/{version}/{tenant}/series/{id}`), never a URL with a query string.
- * `status` is 0 when no answer came (network error, timeout).
+ * (`/partners/{version}/{tenant}/series/{id}`, for logs and metrics), never a URL with a query string; the message
+ * names the record instead (`options.at`). `status` is 0 when no answer came (network error, timeout).
  */
 export class UpstreamError extends UnderstudyError {
   constructor(
@@ -73,12 +82,12 @@ export class UpstreamError extends UnderstudyError {
     readonly route: string,
     readonly status: number,
     readonly upstreamMessage?: string,
-    options?: ErrorOptions & { code?: ErrorCode; retryAfterMs?: number; outcome?: UpstreamOutcome },
+    options?: ErrorOptions & RequestPlace & { code?: ErrorCode; retryAfterMs?: number; outcome?: UpstreamOutcome },
   ) {
     const detail = upstreamMessage ? `: ${upstreamMessage}` : '';
     super(
       options?.code ?? (status === 0 ? 'US_UPSTREAM_UNAVAILABLE' : codeForStatus(status)),
-      `${method} ${route} -> ${status === 0 ? 'no response' : status}${detail}`,
+      `${method} ${options?.at ?? route} -> ${status === 0 ? 'no response' : status}${detail}`,
       options,
     );
     this.retryAfterMs = options?.retryAfterMs;
@@ -95,9 +104,9 @@ export class BadResponseError extends UnderstudyError {
     readonly method: string,
     readonly route: string,
     message: string,
-    options?: ErrorOptions,
+    options?: ErrorOptions & RequestPlace,
   ) {
-    super('US_BAD_RESPONSE', `${method} ${route}: ${message}`, options);
+    super('US_BAD_RESPONSE', `${method} ${options?.at ?? route}: ${message}`, options);
   }
   /** The upstream answered (2xx), so a write it carried was most likely applied. */
   readonly outcome: UpstreamOutcome = 'answered';
@@ -128,11 +137,11 @@ export class ResponseTooLargeError extends UnderstudyError {
     readonly route: string,
     readonly status: number,
     readonly limitBytes: number,
-    options?: ErrorOptions,
+    options?: ErrorOptions & RequestPlace,
   ) {
     super(
       'US_RESPONSE_TOO_LARGE',
-      `${method} ${route} -> ${status}: response larger than maxResponseBytes (${limitBytes} bytes)`,
+      `${method} ${options?.at ?? route} -> ${status}: response larger than maxResponseBytes (${limitBytes} bytes)`,
       options,
     );
   }

@@ -135,7 +135,7 @@ const recordShape: Shape<UpstreamDoc> = (json) => {
 
 interface Call<T> {
   readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-  /** Route template for errors, logs and metrics: never a concrete URL. */
+  /** Route template for logs and metrics: never a concrete URL. */
   readonly route: string;
   /** Concrete path below the base URL, query string included. */
   readonly path: string;
@@ -198,8 +198,15 @@ export function createHttpPartnersClient(opts: HttpClientOptions): PartnersClien
   const tenantRoute = '/partners/{version}/{tenant}';
   const seg = (s: string) => encodeURIComponent(s);
 
-  const aborted = (signal: AbortSignal, method: string, route: string, outcome: 'unknown' | 'not-sent') =>
-    new UpstreamError(method, route, 0, 'aborted', { code: 'US_ABORTED', outcome, cause: signal.reason });
+  /** The record a call is about, for its errors: the path without its query string (tenant and id, never a key). */
+  const placeOf = (call: Call<unknown>) => ({ at: call.path.split('?')[0] as string });
+  const aborted = (signal: AbortSignal, call: Call<unknown>, outcome: 'unknown' | 'not-sent') =>
+    new UpstreamError(call.method, call.route, 0, 'aborted', {
+      code: 'US_ABORTED',
+      outcome,
+      cause: signal.reason,
+      ...placeOf(call),
+    });
 
   /** Reads the body as text, stopping (and dropping the connection) as soon as it passes `maxResponseBytes`. */
   async function readCapped(res: Dispatcher.ResponseData): Promise<string | null> {
@@ -227,6 +234,7 @@ export function createHttpPartnersClient(opts: HttpClientOptions): PartnersClien
    */
   async function attempt<T>(call: Call<T>, callOpts: CallOptions, answered: () => void): Promise<Attempt<T>> {
     const { method, route, signal } = { ...call, signal: callOpts.signal };
+    const at = placeOf(call);
     const headers: Record<string, string> = { accept: 'application/json' };
     if (call.auth) headers.authorization = authorization;
     if (call.body !== undefined) headers['content-type'] = 'application/json';
@@ -251,9 +259,9 @@ export function createHttpPartnersClient(opts: HttpClientOptions): PartnersClien
       const notSent = code !== undefined && NOT_SENT_CODES.has(code);
       // Counted only when the request may have reached the upstream.
       if (!notSent) callOpts.onAttempt?.();
-      if (signal.aborted) throw aborted(signal, method, route, notSent ? 'not-sent' : 'unknown');
+      if (signal.aborted) throw aborted(signal, call, notSent ? 'not-sent' : 'unknown');
       const outcome = notSent ? 'not-sent' : 'unknown';
-      const error = new UpstreamError(method, route, 0, networkCause(code, base), { cause: err, outcome });
+      const error = new UpstreamError(method, route, 0, networkCause(code, base), { cause: err, outcome, ...at });
       return { ok: false, error, retry: notSent ? 'not-sent' : 'transient', status: 0, hintMs: undefined };
     }
     answered();
@@ -266,18 +274,19 @@ export function createHttpPartnersClient(opts: HttpClientOptions): PartnersClien
       const capped = await readCapped(res);
       if (capped === null) {
         report(status);
-        const error = new ResponseTooLargeError(method, route, status, maxResponseBytes);
+        const error = new ResponseTooLargeError(method, route, status, maxResponseBytes, at);
         return { ok: false, error, retry: 'final', status, hintMs: undefined };
       }
       text = capped;
     } catch (err) {
       report(status);
-      if (signal.aborted) throw aborted(signal, method, route, 'unknown');
+      if (signal.aborted) throw aborted(signal, call, 'unknown');
       const code = errorCode(err);
       const error = new UpstreamError(method, route, status, `body not received (${code ?? 'error'})`, {
         code: 'US_UPSTREAM_UNAVAILABLE',
         outcome: status >= 200 && status < 300 ? 'answered' : 'unknown',
         cause: err,
+        ...at,
       });
       return { ok: false, error, retry: 'transient', status, hintMs: undefined };
     }
@@ -290,7 +299,7 @@ export function createHttpPartnersClient(opts: HttpClientOptions): PartnersClien
       let json: unknown;
       if (text.trim() === '') {
         if (method === 'GET') {
-          const error = new BadResponseError(method, route, `empty body with status ${status}`);
+          const error = new BadResponseError(method, route, `empty body with status ${status}`, at);
           return { ok: false, error, retry: 'transient', status, hintMs: undefined };
         }
         json = {};
@@ -298,13 +307,13 @@ export function createHttpPartnersClient(opts: HttpClientOptions): PartnersClien
         try {
           json = parseExactJson(text);
         } catch (err) {
-          const error = new BadResponseError(method, route, 'body is not valid JSON', { cause: err });
+          const error = new BadResponseError(method, route, 'body is not valid JSON', { cause: err, ...at });
           return { ok: false, error, retry: 'transient', status, hintMs: undefined };
         }
       }
       const shaped = call.shape(json);
       if (shaped.ok) return { ok: true, value: shaped.value };
-      const error = new BadResponseError(method, route, shaped.message);
+      const error = new BadResponseError(method, route, shaped.message, at);
       return { ok: false, error, retry: 'transient', status, hintMs: undefined };
     }
     let body: unknown;
@@ -317,6 +326,7 @@ export function createHttpPartnersClient(opts: HttpClientOptions): PartnersClien
       retryAfterMs(resHeaders, t) ?? (status === 429 ? rateLimitResetMs(resHeaders, t, status) : undefined);
     const error = new UpstreamError(method, route, status, scrub(upstreamMessage(body)), {
       ...(hintMs === undefined ? {} : { retryAfterMs: hintMs }),
+      ...at,
     });
     if (status === 429) return { ok: false, error, retry: 'rate', status, hintMs };
     if (status === 408 || status === 425 || status >= 500)
@@ -347,7 +357,7 @@ export function createHttpPartnersClient(opts: HttpClientOptions): PartnersClien
     let failures = 0;
     let rateWaits = 0;
     for (;;) {
-      if (signal.aborted) throw aborted(signal, call.method, call.route, 'not-sent');
+      if (signal.aborted) throw aborted(signal, call, 'not-sent');
       await waitAtGate(kind, callOpts);
       let settled = false;
       const answered = () => {
@@ -378,7 +388,7 @@ export function createHttpPartnersClient(opts: HttpClientOptions): PartnersClien
         try {
           await sleep(next.delayMs, signal);
         } catch (err) {
-          if (signal.aborted) throw aborted(signal, call.method, call.route, 'not-sent');
+          if (signal.aborted) throw aborted(signal, call, 'not-sent');
           throw err;
         }
       }

@@ -136,14 +136,14 @@ describe('requests', () => {
     });
   });
 
-  it('URL-encodes ids as one path segment and names the route template in errors', async () => {
+  it('URL-encodes ids as one path segment; errors name the record (tenant and id), route keeps the template', async () => {
     const { up, client } = await setup([{ status: 404, json: { message: 'Not Found' } }]);
     const err = await rejection(client.getById('series', recordId('a/b c?'), { depth: 1 }, call()));
     expect(up.requests[0]!.path).toBe('/partners/2026-02/acme/series/a%2Fb%20c%3F');
     expect(err).toBeInstanceOf(UpstreamError);
     expect(err.code).toBe('US_NOT_FOUND');
     expect((err as UpstreamError).route).toBe('/partners/{version}/{tenant}/series/{id}');
-    expect(err.message).toBe('GET /partners/{version}/{tenant}/series/{id} -> 404: Not Found');
+    expect(err.message).toBe('GET /partners/2026-02/acme/series/a%2Fb%20c%3F -> 404: Not Found');
   });
 
   it('fetches openapi without the key, and the schema and bulk routes with it', async () => {

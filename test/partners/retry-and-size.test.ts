@@ -120,7 +120,7 @@ describe('response size cap', () => {
     const err = await rejection(client.listPage(list, { signal: new AbortController().signal }));
     expect(err).toBeInstanceOf(ResponseTooLargeError);
     expect(err.code).toBe('US_RESPONSE_TOO_LARGE');
-    expect(err.message).toContain('GET /partners/{version}/{tenant}/event-instances');
+    expect(err.message).toContain(`GET /partners/2026-02/${sim.tenants[0]?.slug}/event-instances ->`);
     expect(err.message).toContain(String(32 * 1024 * 1024));
     // The simulator logs a request when its socket closes, which the client's hang-up brings about.
     await expect.poll(() => eventRequests().length).toBe(1);

@@ -52,7 +52,12 @@ describe('getWrite and waitForWrite against the simulator', () => {
       state: 'failed',
       done: true,
       recordId: MISSING,
-      error: { code: 'US_NOT_FOUND', status: 404, message: expect.stringContaining('-> 404') },
+      // The record, never the route template: which tenant and which id were refused.
+      error: {
+        code: 'US_NOT_FOUND',
+        status: 404,
+        message: `PATCH /partners/2026-02/${h.slug}/event-instances/${MISSING} -> 404: Not Found`,
+      },
     });
     expect(await h.queue.getWrite(ok)).toMatchObject({ state: 'ok', attempts: 1 });
   });
@@ -96,7 +101,14 @@ describe('understudy writes show and writes wait', () => {
     expect(JSON.parse(applied.stdout)).toMatchObject({ state: 'ok', resultId: ei });
     const refused = await cli(h, 'wait', failed);
     expect(refused.code).toBe(1);
-    expect(JSON.parse(refused.stdout)).toMatchObject({ state: 'failed', error: { code: 'US_NOT_FOUND' } });
+    expect(JSON.parse(refused.stdout)).toMatchObject({
+      state: 'failed',
+      error: {
+        code: 'US_NOT_FOUND',
+        message: `PATCH /partners/2026-02/${h.slug}/event-instances/${MISSING} -> 404: Not Found`,
+      },
+    });
+    expect(refused.stdout).not.toContain(h.tenant.apiKey);
 
     const shown = await cli(h, 'show', ok);
     expect(shown.code).toBe(0);
