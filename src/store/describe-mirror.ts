@@ -152,7 +152,7 @@ function sqliteSchema(path: string): RawSchema {
 
 /** The schema of the PostgreSQL mirror at `url` (its current schema), from information_schema and pg_catalog. */
 function postgresSchema(url: string): RawSchema {
-  const engine = postgresEngine(url, { maxConnections: 1 });
+  const engine = postgresEngine(url, { maxConnections: 1, readOnly: true });
   const rows = async <T>(q: RawBuilder<T>) => (await q.execute(engine.db)).rows;
   return {
     list: async () =>

@@ -25,8 +25,9 @@ export interface StoreEngine {
   /**
    * Run first in a transaction that may change record rows, where the engine needs it for the change log's order:
    * PostgreSQL allocates `seq` at insert time, so two transactions could commit out of `seq` order under READ
-   * COMMITTED; one transaction-level lock makes change-writing transactions commit one at a time. SQLite's
-   * `begin immediate` already does.
+   * COMMITTED; one lock held to the commit makes change-writing transactions commit one at a time (a row lock,
+   * which no READ ONLY transaction can take, so no reader can hold writers up). SQLite's `begin immediate` already
+   * does.
    */
   readonly serialiseChanges?: (db: Kysely<Database>) => Promise<void>;
   /** How many bound parameters one statement may carry (SQLite: 32766; PostgreSQL: 65535). */

@@ -9,6 +9,7 @@ import * as m060 from '../../migrations/2026-11-23-060-change-log.js';
 import * as m061 from '../../migrations/2026-11-23-061-webhook-endpoints.js';
 import * as m062 from '../../migrations/2026-11-23-062-mirror-checks.js';
 import * as m063 from '../../migrations/2026-11-26-001-change-log-per-statement.js';
+import * as m064 from '../../migrations/2026-11-27-001-change-log-row-lock.js';
 import * as m065 from '../../migrations/2026-11-27-010-mirror-check-ids.js';
 import { UnderstudyError } from '../errors.js';
 import type { Database } from './db-schema.js';
@@ -23,6 +24,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-23-061-webhook-endpoints': m061,
   '2026-11-23-062-mirror-checks': m062,
   '2026-11-26-001-change-log-per-statement': m063,
+  '2026-11-27-001-change-log-row-lock': m064,
   '2026-11-27-010-mirror-check-ids': m065,
   '2026-11-23-010-local-times': m010,
   '2026-11-23-011-views': m011,
@@ -35,7 +37,24 @@ export const MIGRATION_NAMES: readonly string[] = Object.keys(MIGRATIONS).sort()
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
 
 /**
- * Brings the schema to the latest migration; throws `US_STORE` naming the migration that failed.
+ * Whether `db` has exactly this build's migrations applied, read without taking any lock. Kysely's migrator first
+ * takes a session-level advisory lock on PostgreSQL, a key any session may hold (a user's `understudy sql`
+ * statement included, for as long as it runs): a mirror with nothing to migrate must not wait for it.
+ */
+async function upToDate(db: Kysely<Database>): Promise<boolean> {
+  const loose = db as unknown as Kysely<{ kysely_migration: { name: string } }>;
+  try {
+    const applied = new Set((await loose.selectFrom('kysely_migration').select('name').execute()).map((r) => r.name));
+    return applied.size === MIGRATION_NAMES.length && MIGRATION_NAMES.every((m) => applied.has(m));
+  } catch {
+    return false; // no migration table yet: a new mirror
+  }
+}
+
+/**
+ * Brings the schema to the latest migration; throws `US_STORE` naming the migration that failed. A mirror that
+ * has every migration of this build and no other is left alone (`upToDate`); any other goes through the migrator,
+ * which also reports a mirror migrated by a newer build.
  *
  * Processes opening a fresh file at the same moment (two workers starting together) race: each reads "nothing
  * applied" before either holds SQLite's write lock, and the later one then fails on tables the earlier created.
@@ -43,6 +62,7 @@ const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
  * broken fails every attempt and is reported.
  */
 export async function migrateToLatest(db: Kysely<Database>): Promise<void> {
+  if (await upToDate(db)) return;
   const attempts = 3;
   for (let attempt = 1; ; attempt++) {
     const { error, results } = await new Migrator({ db, provider }).migrateToLatest();

@@ -6,11 +6,6 @@ import type { StoreEngine } from './engine.js';
 /** Whether a database setting names a PostgreSQL server rather than a SQLite file. */
 export const isPostgresUrl = (database: string): boolean => /^postgres(ql)?:\/\//i.test(database);
 
-/**
- * The advisory lock of the change log (the trigger of migration 2026-11-23-060 takes the same one): held from the
- * start of a change-writing transaction to its commit, so those transactions commit in `seq` order.
- */
-const CHANGE_LOCK = 7_305_045_001;
 /** A database setting fit for messages and output: a URL's password hidden; a SQLite path as it is. */
 export const shownDatabase = (database: string): string => {
   if (!isPostgresUrl(database)) return database;
@@ -83,7 +78,11 @@ export function postgresEngine(
     db,
     begin: 'begin',
     serialiseChanges: async (conn) => {
-      await sql`select pg_advisory_xact_lock(${sql.lit(CHANGE_LOCK)})`.execute(conn);
+      // The change log's lock (the triggers take it too, migration 2026-11-27-001), held from the start of a
+      // change-writing transaction to its commit, so those transactions commit in `seq` order. A row lock, not an
+      // advisory one: a READ ONLY transaction (`understudy sql`) cannot take it, so no reader can stall writers.
+      const { rows } = await sql`select id from change_log_lock for update`.execute(conn);
+      if (rows.length !== 1) throw new Error('change_log_lock has lost its row: changes cannot be ordered');
     },
     maxParameters: PG_MAX_PARAMETERS,
     close() {

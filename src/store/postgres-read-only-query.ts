@@ -70,6 +70,10 @@ const failure = (err: unknown): UnderstudyError => {
  * own, streamed through a cursor in batches (memory stays flat), rolled back on close. The first batch is read here,
  * so the columns are known. Throws `US_CONFIG` when the server cannot be reached, `US_READ_ONLY` for a statement
  * that would write, `US_USAGE` for SQL the server refuses, `US_STORE` for any other failure.
+ *
+ * READ ONLY refuses row locks (`FOR UPDATE/SHARE`) but not advisory locks or `pg_sleep`: the statement may hold
+ * any advisory key until its connection closes. No writer of the mirror waits on one (the change log's order is a
+ * row lock, and a current mirror is opened without the migrator's lock), so it cannot stall them.
  */
 export async function openPostgresQuery(
   url: string,

@@ -355,6 +355,15 @@ const BOOKKEEPING: readonly RelationNote[] = [
     indexes: ['primary key (seq)', 'changes_at (at)', 'changes_tenant_collection (tenant, collection, seq)'],
   },
   {
+    name: 'change_log_lock',
+    kind: 'table',
+    about:
+      'one row. PostgreSQL: every transaction that writes `changes` locks it (`FOR UPDATE`) until it commits, so ' +
+      'seqs commit in order; a read-only transaction cannot lock it. SQLite: unused (its write lock does that)',
+    columns: [int('id', 'always 1', true)],
+    indexes: ['primary key (id)'],
+  },
+  {
     name: 'webhook_endpoints',
     kind: 'table',
     about: 'where each webhook endpoint stands in the change log (never its secret)',

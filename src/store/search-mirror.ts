@@ -75,7 +75,7 @@ function tsQuery(text: string): RawBuilder<unknown> {
 
 /** The same search on PostgreSQL: ts_rank_cd over the weighted tsvector (title A, venue B, body D). */
 async function searchPostgres(url: string, q: SearchQuery): Promise<SearchHit[]> {
-  const engine = postgresEngine(url, { maxConnections: 1 });
+  const engine = postgresEngine(url, { maxConnections: 1, readOnly: true });
   try {
     const tenant = q.tenant ?? null;
     const collection = q.collection ?? null;

@@ -19,6 +19,7 @@ describe('the change log under concurrent writers on PostgreSQL', () => {
     const slow = new pg.Client({ connectionString: url });
     await slow.connect();
     onTestFinished(() => slow.end());
+    const slowPid = Number((await slow.query('SELECT pg_backend_pid() AS pid')).rows[0]?.pid);
     await slow.query('BEGIN');
     await slow.query(
       `UPDATE series SET doc = '{"id":"a","updatedAt":"2026-01-02T00:00:00.000Z","title":"A2"}',
@@ -27,10 +28,19 @@ describe('the change log under concurrent writers on PostgreSQL', () => {
     );
     // The store's write starts after it, so it would take the next seq and, unserialised, commit first.
     const fast = mirror.store.write(key, { upserts: [{ id: 'b', updatedAt: '2026-01-01T00:00:00.000Z' }] });
+    // It waits for the slow writer and nothing else: the one session of this database blocked by it (not a count
+    // over the whole server, where other tests wait on locks of their own).
     await expect
       .poll(
         async () =>
-          (await pgQuery(url, "SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"))[0]?.n,
+          (
+            await pgQuery(
+              url,
+              `SELECT count(*) AS n FROM pg_stat_activity
+                 WHERE datname = current_database() AND wait_event_type = 'Lock' AND ? = ANY (pg_blocking_pids(pid))`,
+              [slowPid],
+            )
+          )[0]?.n,
       )
       .toBe(1);
     expect(await mirror.changes.read({ since: start })).toEqual([]);
