@@ -9,8 +9,8 @@ import * as m060 from '../../migrations/2026-11-23-060-change-log.js';
 import * as m061 from '../../migrations/2026-11-23-061-webhook-endpoints.js';
 import * as m062 from '../../migrations/2026-11-23-062-mirror-checks.js';
 import * as m063 from '../../migrations/2026-11-26-001-change-log-per-statement.js';
-import * as m064 from '../../migrations/2026-11-27-001-change-log-row-lock.js';
 import * as m065 from '../../migrations/2026-11-27-010-mirror-check-ids.js';
+import * as m066 from '../../migrations/2026-11-27-020-change-log-row-lock.js';
 import { UnderstudyError } from '../errors.js';
 import type { Database } from './db-schema.js';
 import { openDatabase } from './open-database.js';
@@ -24,8 +24,8 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-23-061-webhook-endpoints': m061,
   '2026-11-23-062-mirror-checks': m062,
   '2026-11-26-001-change-log-per-statement': m063,
-  '2026-11-27-001-change-log-row-lock': m064,
   '2026-11-27-010-mirror-check-ids': m065,
+  '2026-11-27-020-change-log-row-lock': m066,
   '2026-11-23-010-local-times': m010,
   '2026-11-23-011-views': m011,
   '2026-11-23-012-search': m012,

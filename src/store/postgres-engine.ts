@@ -78,7 +78,7 @@ export function postgresEngine(
     db,
     begin: 'begin',
     serialiseChanges: async (conn) => {
-      // The change log's lock (the triggers take it too, migration 2026-11-27-001), held from the start of a
+      // The change log's lock (the triggers take it too, migration 2026-11-27-020), held from the start of a
       // change-writing transaction to its commit, so those transactions commit in `seq` order. A row lock, not an
       // advisory one: a READ ONLY transaction (`understudy sql`) cannot take it, so no reader can stall writers.
       const { rows } = await sql`select id from change_log_lock for update`.execute(conn);
