@@ -118,7 +118,9 @@ describe('loud and precise: a run that could not do its job says so', () => {
     });
     expect(r.code).not.toBe(0);
     expect(lines(r.stderr), r.stderr).toEqual([expect.stringMatching(new RegExp(`^understudy sync: .*${redisPort}`))]);
-    const refused = await runShell(`$U sync --config ${shq(config)} --quiet`, { KEY_A: 'sk_NotTheKey0000000000000000000000' });
+    const refused = await runShell(`$U sync --config ${shq(config)} --quiet`, {
+      KEY_A: 'sk_NotTheKey0000000000000000000000',
+    });
     expect(refused.code).toBe(3);
     expect(lines(refused.stderr), refused.stderr).toEqual([expect.stringMatching(/refused the key in KEY_A/)]);
   });
