@@ -121,6 +121,8 @@ export async function enqueueCommand(argv: string[]): Promise<number> {
     // Theme-settings writes are checked against the mirrored schema, read-only (no mirror yet: no schema).
     themeSchema: async (t, c) => (await app.mirror())?.getThemeSchema(tenantSlug(t), c) ?? null,
     config,
+    // The one line of a warning, as every command prints one: the write is queued, and waits for a worker.
+    onWarning: (w) => process.stderr.write(`understudy enqueue: warning: ${w.message}\n`),
   });
   try {
     const jobId = await queue.enqueue(request);

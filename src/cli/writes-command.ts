@@ -154,7 +154,8 @@ async function waitCommand(
   } catch (err) {
     if (!(err instanceof WriteWaitTimeoutError)) throw err;
     process.stdout.write(`${JSON.stringify(err.last, null, 2)}\n`);
-    process.stderr.write(`understudy writes: write ${jobId} is still ${err.last.state} after ${timeoutS} s\n`);
+    const why = err.why ? `: ${err.why}` : '';
+    process.stderr.write(`understudy writes: write ${jobId} is still ${err.last.state} after ${timeoutS} s${why}\n`);
     return EXIT_TIMEOUT;
   }
 }

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { UnderstudyError } from '../errors.js';
 import type { WriteLogReader } from '../writes/write-log.js';
 import { type WriteState, WriteWaitTimeoutError, writeStateFromLog, writeStateOf } from '../writes/write-state.js';
+import { noWorkerOn } from './workers-listening.js';
 import type { WriteQueueHandle } from './write-queue.js';
 
 export interface WaitForWriteOptions {
@@ -61,7 +62,11 @@ export async function waitForWriteState(
     const state = await getWriteState(queue, jobId, writeLog);
     if (state.done) return state;
     const left = deadline - Date.now();
-    if (left <= 0) throw new WriteWaitTimeoutError(state, timeoutMs ?? 0);
+    if (left <= 0) {
+      // A write still queued with no worker on its queue (another prefix, none started) is the usual reason.
+      const why = state.state === 'queued' ? await noWorkerOn(queue) : null;
+      throw new WriteWaitTimeoutError(state, timeoutMs ?? 0, why);
+    }
     await sleep(Math.min(pause, left), undefined, signal ? { signal } : {});
   }
 }

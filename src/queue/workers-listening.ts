@@ -1,5 +1,16 @@
+import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { openSyncQueue } from './queues.js';
+
+/**
+ * Why a job added to `queue` would wait for ever, or `null`: no worker listens on that queue under its prefix now
+ * (BullMQ names its workers' connections; CLIENT LIST finds them). `null` too when Redis will not say (some hosted
+ * Redis refuse CLIENT LIST): a warning must never be a false alarm.
+ */
+export async function noWorkerOn(queue: Pick<Queue, 'name' | 'opts' | 'getWorkersCount'>): Promise<string | null> {
+  const workers = await queue.getWorkersCount().catch(() => null);
+  return workers === 0 ? `no worker is listening on the ${queue.name} queue under prefix "${queue.opts.prefix}"` : null;
+}
 
 /**
  * Whether a worker listens on the sync queue now (BullMQ names its connections; CLIENT LIST finds them), so a

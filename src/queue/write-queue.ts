@@ -29,6 +29,7 @@ import { getWriteState, type WaitForWriteOptions, waitForWriteState } from './fo
 import { DEFAULT_PREFIX, DEFAULT_REDIS_URL } from './queues.js';
 import { createRecordOrder } from './redis-record-order.js';
 import { asUnderstudyError, redactRedisUrl, shortLivedRedis } from './redis-settings.js';
+import { noWorkerOn } from './workers-listening.js';
 
 /** The one queue writes run on. */
 export const WRITES_QUEUE = 'writes';
@@ -208,7 +209,15 @@ export interface WriteQueueOptions {
   readonly allowExtraFields?: boolean | readonly string[];
   /** The understudy config, for `writes.maxBodyBytes` and each tenant's `writes.allowExtraFields`. */
   readonly config?: Pick<Config, 'writes' | 'tenants'>;
+  /**
+   * Where the client's warning goes (once, after the first write, when no worker listens on its queue); default
+   * `process.emitWarning` (type `UnderstudyWarning`, code `US_NO_WORKER`).
+   */
+  readonly onWarning?: (warning: { readonly code: 'US_NO_WORKER'; readonly message: string }) => void;
 }
+
+const emitWarning = ({ code, message }: { readonly code: string; readonly message: string }): void =>
+  process.emitWarning(message, { type: 'UnderstudyWarning', code });
 
 /** The enqueue limits for one tenant, from the options (which win) and the config. */
 export function writeLimitsFor(opts: WriteQueueOptions, tenant: string): WriteLimits {
@@ -253,7 +262,8 @@ export async function isPendingJob(queue: WriteQueueHandle, jobId: string): Prom
  * (`WriteValidationError`, code `US_VALIDATION`, naming the problem): the spec's routes and the shapes of their
  * bodies at every depth, ids, the body cap, no prototype keys, then `WriteJobSchema`. Each method returns the BullMQ
  * job id. Against an unreachable Redis it rejects within seconds (`US_REDIS`) and leaves nothing running; every
- * error it throws is an `UnderstudyError`.
+ * error it throws is an `UnderstudyError`. After its first write it warns once (`onWarning`, default
+ * `process.emitWarning`) when no worker listens on its queue, e.g. when the worker was started with another prefix.
  */
 export async function createWriteQueue(opts: WriteQueueOptions = {}): Promise<WriteQueue> {
   const prefix = opts.prefix ?? DEFAULT_PREFIX;
@@ -290,6 +300,20 @@ export async function createWriteQueue(opts: WriteQueueOptions = {}): Promise<Wr
     }
   };
 
+  let workersAsked = false;
+  /** Once, after the first write is queued: a queue no worker drains (another prefix) would keep it for ever. */
+  const warnWhenUnheard = async (): Promise<void> => {
+    if (workersAsked) return;
+    workersAsked = true;
+    const why = await noWorkerOn(queue);
+    if (why) {
+      const message =
+        `${why}: writes wait until a worker with redis.prefix "${prefix}" runs ` +
+        '(a worker with another prefix drains another queue)';
+      (opts.onWarning ?? emitWarning)({ code: 'US_NO_WORKER', message });
+    }
+  };
+
   const enqueue = async (request: WriteRequest): Promise<string> => {
     const data = await validateWrite(
       request,
@@ -298,7 +322,9 @@ export async function createWriteQueue(opts: WriteQueueOptions = {}): Promise<Wr
     ).catch((err: unknown) => {
       throw asUnderstudyError(err);
     });
-    return live(() => addWriteJob(queue, order, data));
+    const jobId = await live(() => addWriteJob(queue, order, data));
+    await warnWhenUnheard();
+    return jobId;
   };
   const generic: Pick<WriteQueue, 'create' | 'update' | 'delete' | 'bulk'> = {
     create: (tenant, collection, body, o = {}) => enqueue({ op: 'create', tenant, collection, body, ...o }),

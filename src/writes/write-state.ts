@@ -134,12 +134,16 @@ export function writeStateFromLog(e: WriteLogEntry): WriteState {
   };
 }
 
-/** `waitForWrite` ran out of time: the write is still `last.state`. */
+/**
+ * `waitForWrite` ran out of time: the write is still `last.state`. `why`, when known, says why it has not moved
+ * (`no worker is listening on the writes queue under prefix "understudy"`), and ends the message.
+ */
 export class WriteWaitTimeoutError extends UnderstudyError {
   constructor(
     readonly last: WriteState,
     readonly timeoutMs: number,
+    readonly why: string | null = null,
   ) {
-    super('US_TIMEOUT', `write ${last.jobId} is still ${last.state} after ${timeoutMs} ms`);
+    super('US_TIMEOUT', `write ${last.jobId} is still ${last.state} after ${timeoutMs} ms${why ? `: ${why}` : ''}`);
   }
 }

@@ -1,16 +1,19 @@
 import { type Command, Redis } from 'ioredis';
 import { onTestFinished } from 'vitest';
 
-/** Unhandled rejections while the test runs (vitest reports them too, against whichever test is then current). */
-export const unhandledRejections = (): unknown[] => {
-  const seen: unknown[] = [];
-  const listener = (reason: unknown) => seen.push(reason);
-  process.on('unhandledRejection', listener);
+/** What the process emits as `event` from now until the test finishes. */
+export const processEvents = <T>(event: 'unhandledRejection' | 'warning'): T[] => {
+  const seen: T[] = [];
+  const listener = (value: T) => seen.push(value);
+  process.on(event, listener);
   onTestFinished(() => {
-    process.off('unhandledRejection', listener);
+    process.off(event, listener);
   });
   return seen;
 };
+
+/** Unhandled rejections while the test runs (vitest reports them too, against whichever test is then current). */
+export const unhandledRejections = (): unknown[] => processEvents<unknown>('unhandledRejection');
 
 /**
  * A connection to give a BullMQ worker, and a promise of the moment the worker's blocking connection (its

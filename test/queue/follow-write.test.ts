@@ -91,9 +91,12 @@ describe('understudy writes show and writes wait', () => {
     const failed = await h.queue.updateEventInstance(h.slug, MISSING, { booking: { bookingLinkLabel: 'Nowhere' } });
 
     const early = await cli(h, 'wait', ok, '--timeout', '0.2');
-    expect(early.code).toBe(75);
+    expect(early.code, early.stderr).toBe(75);
     expect(JSON.parse(early.stdout)).toMatchObject({ jobId: ok, state: 'queued' });
-    expect(early.stderr).toBe(`understudy writes: write ${ok} is still queued after 0.2 s\n`);
+    expect(early.stderr).toBe(
+      `understudy writes: write ${ok} is still queued after 0.2 s: no worker is listening on the writes queue ` +
+        `under prefix "${h.prefix}"\n`,
+    );
 
     await h.startWorker();
     const applied = await cli(h, 'wait', ok, '--timeout', '30');

@@ -150,7 +150,11 @@ describe('understudy enqueue and understudy writes', () => {
       [...base, '--op', 'patch', '--collection', 'event-instances', '--id', id, '--idempotency-key', 'k1'],
       { env: env(h), input: '{"booking":{"bookingLinkLabel":"From the CLI"}}' },
     );
-    expect(ok.stderr).toBe('');
+    // No worker runs yet: the write is queued, with one line saying it waits for one.
+    expect(ok.stderr).toBe(
+      `understudy enqueue: warning: no worker is listening on the writes queue under prefix "${h.prefix}": writes ` +
+        `wait until a worker with redis.prefix "${h.prefix}" runs (a worker with another prefix drains another queue)\n`,
+    );
     expect(ok.code).toBe(0);
     const jobId = ok.stdout.trim().split('\n').at(-1) as string;
     const again = await runCli(
