@@ -10,7 +10,7 @@ import { redactRedisUrl } from '../queue/redis-settings.js';
 import { nextRuns } from '../queue/schedules.js';
 import { openWebhookQueue, WEBHOOKS_QUEUE } from '../queue/webhook-queue.js';
 import { openWritesQueue, WRITES_QUEUE } from '../queue/write-queue.js';
-import { isPostgresUrl } from '../store/postgres-engine.js';
+import { DatabaseUnreachableError, isPostgresUrl, shownDatabase } from '../store/postgres-engine.js';
 import { changeFeedStatus, formatChangeFeed, type LastCheck, type WebhookStatus } from './change-status.js';
 import { EXIT } from './exit-codes.js';
 import { formatTable } from './format-table.js';
@@ -273,17 +273,26 @@ export async function statusCommand(argv: string[]): Promise<number> {
   const maxAge = values['max-age'] === undefined ? null : parseDuration(values['max-age'], '--max-age');
   const config = values.config ? loadConfigFile(values.config) : null;
   const database = values.db ?? databasePath(config ?? {}, process.env);
-  // A health check reports a missing mirror as a finding (exit 7); opening it read-only would refuse it (exit 2).
-  if (values.check && !isPostgresUrl(database) && !existsSync(database)) {
-    const missing: CheckFinding = { exit: EXIT.CHECK_MISSING, text: `mirror ${database} does not exist` };
+  // A health check reports a missing mirror as a finding (exit 7), a SQLite file or a PostgreSQL database alike;
+  // opening it read-only would refuse it (exit 2).
+  const missing = (): number => {
+    const found: CheckFinding = { exit: EXIT.CHECK_MISSING, text: `mirror ${shownDatabase(database)} does not exist` };
     if (values.json) {
-      const check = { ok: false, exitCode: missing.exit, findings: [missing.text] };
+      const check = { ok: false, exitCode: found.exit, findings: [found.text] };
       process.stdout.write(`${JSON.stringify({ database: { path: database, exists: false }, check })}\n`);
     }
-    process.stderr.write(`understudy status: ${missing.text}\n`);
-    return missing.exit;
+    process.stderr.write(`understudy status: ${found.text}\n`);
+    return found.exit;
+  };
+  if (values.check && !isPostgresUrl(database) && !existsSync(database)) return missing();
+  let opened: ReaderApp;
+  try {
+    opened = await createApp(config, process.env, { profile: 'reader', database });
+  } catch (err) {
+    if (values.check && err instanceof DatabaseUnreachableError && err.missing) return missing();
+    throw err;
   }
-  await using app = await createApp(config, process.env, { profile: 'reader', database });
+  await using app = opened;
   const report = await collectStatus(app);
   const findings = values.check ? checkStatus(report, maxAge) : [];
   const exit = findings[0]?.exit ?? EXIT.OK;

@@ -12,7 +12,7 @@ import type { Database } from './db-schema.js';
 import { MIGRATION_NAMES } from './migrate.js';
 import { mirrorHealth } from './mirror-health.js';
 import { openDatabase } from './open-database.js';
-import { isPostgresUrl, postgresEngine } from './postgres-engine.js';
+import { connectPostgres, isPostgresUrl } from './postgres-engine.js';
 import { mirrorStatus } from './status-queries.js';
 import { themeSchemas } from './theme-schema-table.js';
 import { kyselyWriteLog } from './write-log.js';
@@ -63,7 +63,7 @@ export async function openMirrorReader(database: string, opts: MirrorReaderOptio
   let close: () => Promise<void>;
   let backup: MirrorReader['backup'];
   if (postgres) {
-    const engine = postgresEngine(database, { maxConnections: 1, readOnly: true });
+    const engine = await connectPostgres(database, { maxConnections: 1, readOnly: true });
     db = engine.db;
     close = () => engine.close();
     backup = async () => {

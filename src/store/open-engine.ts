@@ -1,6 +1,6 @@
 import type { StoreEngine } from './engine.js';
 import { migrateToLatest, openMigratedDatabase } from './migrate.js';
-import { isPostgresUrl, postgresEngine } from './postgres-engine.js';
+import { connectPostgres, isPostgresUrl } from './postgres-engine.js';
 import { sqliteEngine } from './sqlite-store.js';
 
 /**
@@ -13,7 +13,7 @@ export async function openMigratedEngine(database: string): Promise<StoreEngine>
     const { db, raw } = await openMigratedDatabase(database);
     return sqliteEngine(db, raw);
   }
-  const engine = postgresEngine(database);
+  const engine = await connectPostgres(database);
   try {
     await migrateToLatest(engine.db);
   } catch (err) {

@@ -1,5 +1,6 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
+import { ConfigError } from '../errors.js';
 import type { Database } from './db-schema.js';
 import type { StoreEngine } from './engine.js';
 
@@ -17,6 +18,21 @@ export const shownDatabase = (database: string): string => {
     return 'the PostgreSQL URL';
   }
 };
+
+/**
+ * A PostgreSQL mirror that cannot be reached (`US_CONFIG`, as a SQLite file that cannot be opened): `cannot connect
+ * to postgres://…: <the server's or the network's reason>`, the password hidden.
+ */
+export class DatabaseUnreachableError extends ConfigError {
+  /** The server answered that the database does not exist (what a missing SQLite file is to that engine). */
+  readonly missing: boolean;
+  constructor(url: string, cause: unknown) {
+    super(`cannot connect to ${shownDatabase(url)}: ${cause instanceof Error ? cause.message : String(cause)}`, {
+      cause,
+    });
+    this.missing = (cause as { code?: unknown } | null)?.code === '3D000';
+  }
+}
 
 /** PostgreSQL's limit on bound parameters per statement. */
 const PG_MAX_PARAMETERS = 65535;
@@ -90,4 +106,22 @@ export function postgresEngine(
       return closing;
     },
   };
+}
+
+/**
+ * The PostgreSQL engine of `url`, once a connection to it has been made: else `DatabaseUnreachableError` (the
+ * database missing, the server down, the password refused), the pool closed, nothing left open.
+ */
+export async function connectPostgres(
+  url: string,
+  opts: Parameters<typeof postgresEngine>[1] = {},
+): Promise<StoreEngine> {
+  const engine = postgresEngine(url, opts);
+  try {
+    await sql`select 1`.execute(engine.db);
+  } catch (err) {
+    await engine.close().catch(() => undefined);
+    throw new DatabaseUnreachableError(url, err);
+  }
+  return engine;
 }

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import Cursor from 'pg-cursor';
 import { ConfigError, UnderstudyError, UsageError } from '../errors.js';
-import { poolConfig, shownDatabase } from './postgres-engine.js';
+import { DatabaseUnreachableError, poolConfig, shownDatabase } from './postgres-engine.js';
 import { type ColumnKind, leadingVerb, type ReadOnlyQuery } from './read-only-query.js';
 import { JSON_COLUMNS } from './schema-catalog.js';
 
@@ -88,7 +88,7 @@ export async function openPostgresQuery(
   try {
     await client.connect();
   } catch (err) {
-    throw new ConfigError(`cannot connect to ${shownDatabase(url)}: ${(err as Error).message}`, { cause: err });
+    throw new DatabaseUnreachableError(url, err);
   }
   const end = async () => {
     await client.query('ROLLBACK').catch(() => undefined);

@@ -1,7 +1,7 @@
 import { type RawBuilder, sql } from 'kysely';
 import { UsageError } from '../errors.js';
 import { COLLECTIONS, type CollectionSlug } from '../vocabulary/collections.js';
-import { isPostgresUrl, postgresEngine } from './postgres-engine.js';
+import { connectPostgres, isPostgresUrl } from './postgres-engine.js';
 import { openReadOnlyDatabase } from './read-only-query.js';
 
 /** A ranked full-text search over the mirror's `search_docs` (see docs/schema.md, "Full-text search"). */
@@ -75,7 +75,7 @@ function tsQuery(text: string): RawBuilder<unknown> {
 
 /** The same search on PostgreSQL: ts_rank_cd over the weighted tsvector (title A, venue B, body D). */
 async function searchPostgres(url: string, q: SearchQuery): Promise<SearchHit[]> {
-  const engine = postgresEngine(url, { maxConnections: 1, readOnly: true });
+  const engine = await connectPostgres(url, { maxConnections: 1, readOnly: true });
   try {
     const tenant = q.tenant ?? null;
     const collection = q.collection ?? null;
