@@ -1,5 +1,5 @@
 import type { CheckStore } from '../sync/self-check.js';
-import type { ChangeKind, ChangeSource } from '../sync/store-port.js';
+import type { ChangeKind, ChangeSource, DeleteReason } from '../sync/store-port.js';
 
 /** One row of the change log (the `changes` table), as `understudy changes --json` prints it. */
 export interface Change {
@@ -23,6 +23,11 @@ export interface Change {
   readonly run_id: string | null;
   /** When the mirror committed it (the write's clock, ISO UTC). */
   readonly at: string;
+  /**
+   * Why a `delete` took the record out of the mirror: `deleted` (gone upstream, or deleted through a write) or
+   * `unpublished` (left the published reads, exists upstream as a draft); null for every other kind.
+   */
+  readonly reason: DeleteReason | null;
 }
 
 /** Which changes to read: those after `since`, matching every filter given, in `seq` order. */
@@ -34,6 +39,11 @@ export interface ChangeFilter {
   readonly tenants?: readonly string[];
   readonly collections?: readonly string[];
   readonly kinds?: readonly string[];
+  /**
+   * Deletes only with one of these reasons. Changes of other kinds are selected by `kinds` alone; without `kinds`,
+   * only deletes are (`reasons: ['unpublished']` is every unpublish).
+   */
+  readonly reasons?: readonly string[];
   /** At most this many (default: all). */
   readonly limit?: number;
 }

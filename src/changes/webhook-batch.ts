@@ -48,6 +48,7 @@ export async function nextBatch(
     tenants: [endpoint.tenant],
     ...(endpoint.collections ? { collections: endpoint.collections } : {}),
     ...(endpoint.kinds ? { kinds: endpoint.kinds } : {}),
+    ...(endpoint.reasons ? { reasons: endpoint.reasons } : {}),
     limit: WEBHOOK_BATCH_SIZE,
   });
   const first = changes[0];

@@ -14,6 +14,8 @@ export interface WebhookEndpoint {
   readonly path: string;
   readonly collections?: readonly string[];
   readonly kinds?: readonly string[];
+  /** Only deletes with these reasons (`deleted`, `unpublished`); see `ChangeFilter.reasons`. */
+  readonly reasons?: readonly string[];
 }
 
 export const endpointId = (tenant: string, url: string): string =>
@@ -30,6 +32,7 @@ export function endpointsOf(config: Config): WebhookEndpoint[] {
       path: `tenants.${i}.webhooks.${j}`,
       ...(w.collections ? { collections: w.collections } : {}),
       ...(w.kinds ? { kinds: w.kinds } : {}),
+      ...(w.reasons ? { reasons: w.reasons } : {}),
     })),
   );
 }

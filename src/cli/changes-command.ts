@@ -4,6 +4,7 @@ import type { Change, ChangeFeedReader, ChangeFilter } from '../changes/change-l
 import { databasePath } from '../config/database-path.js';
 import { loadConfigFile } from '../config/load-config.js';
 import { UsageError } from '../errors.js';
+import { DELETE_REASONS } from '../sync/store-port.js';
 import { collectionFlags } from './collection-flag.js';
 import { COMMON_FLAGS, type CommandSpec, DB_FLAG, type Flags, helpText, parseFlags } from './parse-flags.js';
 
@@ -27,6 +28,12 @@ const FLAGS = {
     help: "only this collection's: its API path (event-instances) or its table (event_instances); repeatable",
   },
   kind: { type: 'string', multiple: true, value: 'KIND', help: 'only insert, update, delete or revive (repeatable)' },
+  reason: {
+    type: 'string',
+    multiple: true,
+    value: 'REASON',
+    help: 'only deletes with this reason: deleted (gone upstream) or unpublished (a draft only upstream); repeatable; with --kind, narrows only the deletes (--kind must include delete)',
+  },
   limit: { type: 'string', value: 'N', help: 'at most N changes (default: all)' },
   json: { type: 'boolean', help: 'a JSON array of change rows (with --follow: one JSON object a line)' },
   nl: { type: 'boolean', help: 'one JSON object a line (newline-delimited JSON)' },
@@ -40,15 +47,17 @@ const FLAGS = {
 const SPEC: CommandSpec<typeof FLAGS> = {
   name: 'changes',
   usage:
-    '[--config FILE | --db FILE] [--since SEQ] [--tenant SLUG]... [--collection NAME]... [--kind KIND]... [--limit N] [--json | --nl] [--follow]',
+    '[--config FILE | --db FILE] [--since SEQ] [--tenant SLUG]... [--collection NAME]... [--kind KIND]... [--reason REASON]... [--limit N] [--json | --nl] [--follow]',
   about:
     "Prints the mirror's change log (the `changes` table, docs/schema.md) in seq order: every insert, update, " +
-    'delete and revive that sync or a write-through applied. Text: one change a line (seq, time, kind, ' +
-    'tenant/collection/id, changed fields). The mirror is opened read-only and never created.',
+    'delete and revive that sync or a write-through applied; a delete says why (deleted, or unpublished: a draft ' +
+    'only upstream). Text: one change a line (seq, time, kind, tenant/collection/id, changed fields, or a ' +
+    "delete's reason in parentheses). The mirror is opened read-only and never created.",
   flags: FLAGS,
 };
 
 const KINDS = ['insert', 'update', 'delete', 'revive'];
+const REASONS: readonly string[] = DELETE_REASONS;
 /** Rows read per query: output streams, whatever the log's length. */
 const CHUNK = 1000;
 /** How often --follow looks for new changes. */
@@ -62,14 +71,14 @@ const count = (flag: string, value: string | undefined, min: number): number | u
   return n;
 };
 
-/** One change as a line of text: seq, time, kind, tenant/collection/id (variant), changed fields. */
+/** One change as a line of text: seq, time, kind, tenant/collection/id (variant), changed fields or a delete's reason. */
 export const changeLine = (c: Change): string =>
   [
     c.seq,
     c.at,
     c.kind.padEnd(6),
     `${c.tenant}/${c.collection}/${c.id}${c.variant === 'published' ? '' : ` (${c.variant})`}`,
-    c.fields.join(','),
+    c.kind === 'delete' && c.reason ? `(${c.reason})` : c.fields.join(','),
   ].join('\t');
 
 /** Streams changes to stdout in one of three formats; the JSON array is opened and closed around them. */
@@ -123,11 +132,16 @@ export async function changesCommand(argv: string[]): Promise<number> {
   const collections = values.collection ? collectionFlags(values.collection) : null;
   for (const k of values.kind ?? [])
     if (!KINDS.includes(k)) throw new UsageError(`--kind ${k}: must be one of ${KINDS.join(', ')}`);
+  for (const r of values.reason ?? [])
+    if (!REASONS.includes(r)) throw new UsageError(`--reason ${r}: must be one of ${REASONS.join(', ')}`);
+  if (values.reason && values.kind && !values.kind.includes('delete'))
+    throw new UsageError('--reason selects deletes: --kind must then include delete');
   const config = values.config ? loadConfigFile(values.config) : null;
   const filter: ChangeFilter = {
     ...(values.tenant ? { tenants: values.tenant } : {}),
     ...(collections ? { collections } : {}),
     ...(values.kind ? { kinds: values.kind } : {}),
+    ...(values.reason ? { reasons: values.reason } : {}),
   };
   const json = values.json || values.nl;
   const format = values.follow ? (json ? 'nl' : 'text') : values.json ? 'json' : values.nl ? 'nl' : 'text';

@@ -30,7 +30,7 @@ const FLAGS = {
   },
   json: {
     type: 'boolean',
-    help: '{"tenants":[{"slug","requests","collections":[{"collection","variant","local","upstream","drift","missing","extra","stale","missingIds","extraIds","staleIds"}]}]} (the *Ids: the first 20 in id order; with --counts only the counts) (with --repair also "repair": what was synced or queued, and "after": the check again)',
+    help: '{"tenants":[{"slug","requests","collections":[{"collection","variant","local","upstream","drift","missing","extra","stale","unpublished","missingIds","extraIds","staleIds","unpublishedIds"}]}]} (unpublished: of extra, records that exist upstream as drafts only; the *Ids: the first 20 in id order; with --counts only the counts) (with --repair also "repair": what was synced or queued, and "after": the check again)',
   },
   counts: {
     type: 'boolean',
@@ -38,7 +38,7 @@ const FLAGS = {
   },
   repair: {
     type: 'boolean',
-    help: 'tombstone the rows found newer than the upstream, then run a full pass (missing records written, stale ones updated, extra rows tombstoned) of each drifting collection: queued for the workers when Redis is configured and a worker listens (exit 0 once queued), else here and now (exit 0 when a check afterwards finds no drift left)',
+    help: 'tombstone the rows found newer than the upstream, then run a full pass (missing records written, stale ones updated, extra rows tombstoned: as unpublished when they exist upstream as drafts, else as deleted) of each drifting collection: queued for the workers when Redis is configured and a worker listens (exit 0 once queued), else here and now (exit 0 when a check afterwards finds no drift left)',
   },
   db: {
     type: 'string',
@@ -60,8 +60,9 @@ const SPEC: CommandSpec<typeof FLAGS> = {
     "budget. Counts first: the upstream's totalDocs (one limit=1 read) against the mirror's live rows, as drift " +
     '(upstream - local). Then ids and versions: the upstream paged in (updatedAt, id) order asking only for id and ' +
     "updatedAt at the largest page size, each page's range against the mirror's live rows in it, reporting missing " +
-    '(upstream has it, the mirror has no live row), extra (a live row the upstream does not list) and stale (both ' +
-    'have it, updatedAt differs). Cost: 1 + ceil(n / page size) requests per collection and variant of n records ' +
+    '(upstream has it, the mirror has no live row), extra (a live row the upstream does not list; those that exist ' +
+    'upstream as drafts are named unpublished, one draft=true read per 100) and stale (both have it, updatedAt ' +
+    'differs). Cost: 1 + ceil(n / page size) requests per collection and variant of n records ' +
     '(the page size the upstream applies, at most 1000; one more when the last page is exactly full or some records ' +
     'have no updatedAt); --counts keeps the cheap count-only check (1 request each). Exit 0 when all agree, 1 ' +
     'otherwise. Collections without a list route, and those a sync holds right now, are not compared (said on ' +
@@ -85,7 +86,9 @@ const publicRow = (c: CheckRow) => ({
   upstream: c.upstream,
   drift: c.drift,
   ...(c.missing === null ? {} : { missing: c.missing, extra: c.extra, stale: c.stale }),
+  ...(c.unpublished === undefined ? {} : { unpublished: c.unpublished }),
   ...(c.missingIds ? { missingIds: c.missingIds, extraIds: c.extraIds, staleIds: c.staleIds } : {}),
+  ...(c.unpublishedIds ? { unpublishedIds: c.unpublishedIds } : {}),
 });
 
 const publicCheck = (t: TenantCheck) => ({
@@ -98,7 +101,7 @@ const publicCheck = (t: TenantCheck) => ({
 function table(checks: readonly TenantCheck[]): string {
   const rows = checks.flatMap((t) =>
     t.collections.map((c) => {
-      const { missingIds: _m, extraIds: _e, staleIds: _s, ...counts } = c;
+      const { missingIds: _m, extraIds: _e, staleIds: _s, unpublishedIds: _u, ...counts } = c;
       return c.missing === null
         ? { tenant: t.slug, ...counts, missing: undefined, extra: undefined, stale: undefined }
         : { tenant: t.slug, ...counts };
@@ -112,6 +115,7 @@ function table(checks: readonly TenantCheck[]): string {
         ['missing', c.missing, c.missingIds],
         ['extra', c.extra, c.extraIds],
         ['stale', c.stale, c.staleIds],
+        ['unpublished (extra, a draft upstream)', c.unpublished, c.unpublishedIds],
       ] as const) {
         if (!n || !ids) continue;
         lines.push(`${name} ${kind}: ${ids.join(', ')}${n > ids.length ? ` (and ${n - ids.length} more)` : ''}`);

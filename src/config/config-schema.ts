@@ -59,7 +59,7 @@ const Collections = v.optional(
 const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/;
 
 /** One signed outbound webhook (Standard Webhooks) of a tenant: its changes, in `seq` order. */
-const Webhook = v.strictObject({
+const WebhookFields = v.strictObject({
   url: v.pipe(
     v.string(),
     v.url('not a URL'),
@@ -77,7 +77,23 @@ const Webhook = v.strictObject({
   collections: Collections,
   /** Only changes of these kinds (default: all). */
   kinds: v.optional(v.pipe(v.array(v.picklist(['insert', 'update', 'delete', 'revive'])), v.minLength(1))),
+  /**
+   * Only deletes with these reasons: `deleted` (gone upstream) or `unpublished` (a draft only upstream). Other kinds
+   * still follow `kinds`; without `kinds`, only deletes are sent.
+   */
+  reasons: v.optional(v.pipe(v.array(v.picklist(['deleted', 'unpublished'])), v.minLength(1))),
 });
+const Webhook = v.pipe(
+  WebhookFields,
+  v.forward(
+    v.partialCheck(
+      [['kinds'], ['reasons']],
+      (w) => !w.reasons || !w.kinds || w.kinds.includes('delete'),
+      'reasons select deletes: kinds must then include "delete"',
+    ),
+    ['reasons'],
+  ),
+);
 
 export const TenantSchema = v.strictObject({
   slug: v.pipe(v.string(), v.regex(TENANT_SLUG, 'a tenant slug is lower-case letters, digits and -')),

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Change, ChangeFeedReader, ChangeFilter, ChangeLog, EndpointState } from '../changes/change-log-port.js';
 import type { CheckCounts, CheckStore, RowVersion, StoredCheck, VersionRange } from '../sync/self-check.js';
-import type { ChangeKind, ChangeSource, SyncKey } from '../sync/store-port.js';
+import type { ChangeKind, ChangeSource, DeleteReason, SyncKey } from '../sync/store-port.js';
 import type { CollectionSlug } from '../vocabulary/collections.js';
 import { liveVersions } from './check-rows.js';
 import type { Database } from './db-schema.js';
@@ -23,6 +23,7 @@ const asChange = (r: ChangeRowOut): Change => ({
   source: r.source as ChangeSource | null,
   run_id: r.run_id,
   at: r.at,
+  reason: r.kind === 'delete' ? ((r.reason ?? 'deleted') as DeleteReason) : null,
 });
 
 const parseFields = (text: string | null): string[] => {
@@ -70,7 +71,18 @@ export class KyselyChangeLog implements ChangeLog, CheckStore {
     if (filter.upTo !== undefined) q = q.where('seq', '<=', filter.upTo);
     if (filter.tenants?.length) q = q.where('tenant', 'in', filter.tenants);
     if (filter.collections?.length) q = q.where('collection', 'in', filter.collections);
-    if (filter.kinds?.length) q = q.where('kind', 'in', filter.kinds);
+    const reasons = filter.reasons;
+    if (reasons?.length) {
+      // Reasons narrow the deletes; the other kinds asked for pass as they are (none when no kinds are given).
+      const others = (filter.kinds ?? []).filter((k) => k !== 'delete');
+      q = q.where((eb) =>
+        eb.or([
+          eb.and([eb('kind', '=', 'delete'), eb('reason', 'in', reasons)]),
+          ...(others.length > 0 ? [eb('kind', 'in', others)] : []),
+        ]),
+      );
+      if (filter.kinds?.length && !filter.kinds.includes('delete')) q = q.where('kind', 'in', filter.kinds);
+    } else if (filter.kinds?.length) q = q.where('kind', 'in', filter.kinds);
     q = q.orderBy('seq');
     if (filter.limit !== undefined) q = q.limit(filter.limit);
     return (await q.execute()).map((r) => asChange(r as ChangeRowOut));

@@ -14,6 +14,8 @@ export interface CollectionTable {
   /** The record exactly as received, as JSON text. */
   doc: string;
   deleted_at: string | null;
+  /** Why the row is tombstoned: `deleted` (gone upstream) or `unpublished` (a draft only upstream); NULL when live. */
+  deleted_reason: string | null;
   seen_run: string | null;
   /** When the mirror last wrote the row (insert, update, revive, tombstone). */
   mirrored_at: string;
@@ -32,6 +34,8 @@ export interface DocVariantsTable {
   updated_at: string | null;
   doc: string;
   deleted_at: string | null;
+  /** Why the row is tombstoned: `deleted` (gone upstream) or `unpublished` (a draft only upstream); NULL when live. */
+  deleted_reason: string | null;
   seen_run: string | null;
   /** When the mirror last wrote the row (insert, update, revive, tombstone). */
   mirrored_at: string;
@@ -113,6 +117,8 @@ export interface ChangesTable {
   source: string | null;
   run_id: string | null;
   at: string;
+  /** A delete's reason (`deleted` or `unpublished`, as the row's `deleted_reason`); NULL for every other kind. */
+  reason: string | null;
 }
 
 /** Where each webhook endpoint stands (never its secret). */

@@ -11,6 +11,7 @@ import * as m062 from '../../migrations/2026-11-23-062-mirror-checks.js';
 import * as m063 from '../../migrations/2026-11-26-001-change-log-per-statement.js';
 import * as m065 from '../../migrations/2026-11-27-010-mirror-check-ids.js';
 import * as m066 from '../../migrations/2026-11-27-020-change-log-row-lock.js';
+import * as m067 from '../../migrations/2026-11-27-030-deleted-reason.js';
 import { UnderstudyError } from '../errors.js';
 import type { Database } from './db-schema.js';
 import { openDatabase } from './open-database.js';
@@ -26,6 +27,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-26-001-change-log-per-statement': m063,
   '2026-11-27-010-mirror-check-ids': m065,
   '2026-11-27-020-change-log-row-lock': m066,
+  '2026-11-27-030-deleted-reason': m067,
   '2026-11-23-010-local-times': m010,
   '2026-11-23-011-views': m011,
   '2026-11-23-012-search': m012,
@@ -34,7 +36,9 @@ const MIGRATIONS: Record<string, Migration> = {
 /** The names of every migration this build knows, in order (readiness checks a database has them all). */
 export const MIGRATION_NAMES: readonly string[] = Object.keys(MIGRATIONS).sort();
 
-const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
+/** Every migration of this build, for Kysely's `Migrator` (tests migrate to a point in between with it). */
+export const migrationProvider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
+const provider = migrationProvider;
 
 /**
  * Whether `db` has exactly this build's migrations applied, read without taking any lock. Kysely's migrator first

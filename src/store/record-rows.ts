@@ -1,5 +1,5 @@
 import { CompiledQuery, type Kysely, type RawBuilder, sql } from 'kysely';
-import { type Position, PUBLISHED, type SyncKey } from '../sync/store-port.js';
+import { type DeleteReason, type Position, PUBLISHED, type SyncKey } from '../sync/store-port.js';
 import type { JsonValue, UpstreamDoc } from '../vocabulary/ids.js';
 import { TYPED_COLUMNS } from './columns.js';
 import { collectionTable, type Database } from './db-schema.js';
@@ -57,6 +57,7 @@ const ROW_COLUMNS = [
   'updated_at',
   'doc',
   'deleted_at',
+  'deleted_reason',
   'seen_run',
   'mirrored_at',
   'last_change',
@@ -154,7 +155,7 @@ export class RecordRows {
     return { written, unchanged: rows.length - written.length };
   }
 
-  /** Tombstones the live rows of `ids`; returns the ids marked. */
+  /** Tombstones the live rows of `ids` as `deleted`; returns the ids marked. */
   async tombstone(
     conn: Kysely<Database>,
     key: SyncKey,
@@ -165,7 +166,7 @@ export class RecordRows {
     const layout = layoutFor(key);
     const out: string[] = [];
     for (const chunk of this.idChunks(ids)) {
-      const q = this.live(layout, this.markDeleted(layout, now, origin))
+      const q = this.live(layout, this.markDeleted(layout, now, origin, 'deleted'))
         .where('id', 'in', chunk)
         .returning('id');
       out.push(...(await conn.executeQuery<{ id: unknown }>(q.compile())).rows.map((r) => String(r.id)));
@@ -174,27 +175,29 @@ export class RecordRows {
   }
 
   /**
-   * Tombstones the live rows of `key` that the full run `runId` did not see, last written before `startedAt`, and
-   * not in `keep`; returns their ids. `keep` is first marked seen, so it may be of any length.
+   * Tombstones the live rows of `key` that the full run `runId` did not see and that were last written before
+   * `startedAt`: first those in `unpublished` (by chunks, so it may be of any length) as `unpublished`, then the
+   * rest as `deleted`. Returns their ids, in that order.
    */
   async tombstoneUnseen(
     conn: Kysely<Database>,
     key: SyncKey,
-    pass: { readonly runId: string; readonly startedAt: string; readonly keep: readonly string[] },
+    pass: { readonly runId: string; readonly startedAt: string; readonly unpublished: readonly string[] },
     now: string,
     origin: RowOrigin,
   ): Promise<string[]> {
     const layout = layoutFor(key);
-    for (const chunk of this.idChunks(pass.keep)) {
-      const q = this.scoped(layout, this.db.updateTable(layout.table).set({ seen_run: pass.runId })).where(
-        'id',
-        'in',
-        chunk,
-      );
-      await conn.executeQuery(q.compile());
+    const out: string[] = [];
+    const mark = (reason: DeleteReason) => this.markDeleted(layout, now, origin, reason);
+    for (const chunk of this.idChunks(pass.unpublished)) {
+      const q = this.unseen(layout, mark('unpublished'), pass.runId, pass.startedAt)
+        .where('id', 'in', chunk)
+        .returning('id');
+      out.push(...(await conn.executeQuery<{ id: unknown }>(q.compile())).rows.map((r) => String(r.id)));
     }
-    const q = this.unseen(layout, this.markDeleted(layout, now, origin), pass.runId, pass.startedAt).returning('id');
-    return (await conn.executeQuery<{ id: unknown }>(q.compile())).rows.map((r) => String(r.id));
+    const q = this.unseen(layout, mark('deleted'), pass.runId, pass.startedAt).returning('id');
+    out.push(...(await conn.executeQuery<{ id: unknown }>(q.compile())).rows.map((r) => String(r.id)));
+    return out;
   }
 
   /** Ids of live rows the full run `runId` has not seen among those written before `startedAt`. */
@@ -267,7 +270,8 @@ export class RecordRows {
         throw new UnkeyedRecordError(`store: ${key.collection} record at index ${i} has ${what}`);
       }
       const values: SqlValue[] = [...scope, id];
-      values.push(rowUpdatedAt(doc.updatedAt as JsonValue | undefined), text, null, opts.seenBy);
+      // deleted_at and deleted_reason NULL: a record written is live (a revive clears both).
+      values.push(rowUpdatedAt(doc.updatedAt as JsonValue | undefined), text, null, null, opts.seenBy);
       values.push(opts.now, 'insert', opts.origin.source, opts.origin.runId);
       layout.extra(doc, values);
       byId.delete(id);
@@ -319,9 +323,10 @@ export class RecordRows {
       .where(sql<boolean>`mirrored_at < ${startedAt}`);
   }
 
-  private markDeleted(layout: Layout, now: string, origin: RowOrigin) {
+  private markDeleted(layout: Layout, now: string, origin: RowOrigin, reason: DeleteReason) {
     return this.db.updateTable(layout.table).set({
       deleted_at: now,
+      deleted_reason: reason,
       mirrored_at: now,
       last_change: 'delete',
       change_source: origin.source,

@@ -40,7 +40,10 @@ export const RECORD_COLUMNS: readonly ColumnNote[] = [
   t('updated_at', '`updatedAt`, normalised to UTC (`2026-05-01T17:30:00.000Z`)'),
   t('created_at', '`createdAt`, normalised to UTC'),
   t('doc', 'the record exactly as received, as JSON (query it with `->`, `->>`, `json_each`)', true),
-  t('deleted_at', 'when the mirror saw the record gone upstream; NULL while live'),
+  t(
+    'deleted_at',
+    'when the mirror took the row out (a tombstone: gone upstream, or unpublished; `deleted_reason` says which); NULL while live',
+  ),
   t('seen_run', 'id of the last full sync run that saw the row (how a full sync finds deletions)'),
   t('mirrored_at', 'when understudy last wrote the row', true),
 ];
@@ -55,6 +58,12 @@ export const CHANGE_ORIGIN: readonly ColumnNote[] = [
   t('change_source', 'who made the last write: `sync`, or `write` (a write-through); copied into `changes.source`'),
   t('change_run', 'the sync run (`sync_runs.run_id`) or write job (`write_log.job_id`) behind it'),
 ];
+
+/** Added to every record table last (migration 2026-11-27-030): why a tombstoned row was taken out. */
+export const DELETED_REASON = t(
+  'deleted_reason',
+  "why the row is tombstoned: `deleted` (gone upstream, or deleted through a write) or `unpublished` (left the published reads, exists upstream as a draft); NULL while live; copied into a delete's `changes.reason`",
+);
 
 /** Meanings that say more than the kind of a typed column does. */
 const TYPED_MEANINGS: Readonly<Record<string, string>> = {
@@ -122,7 +131,8 @@ const ABOUT: Readonly<Record<CollectionSlug, string>> = {
 const collectionRelation = (collection: CollectionSlug): RelationNote => {
   const name = tableFor(collection);
   const typed = TYPED_COLUMNS[collection];
-  // In the order the migrations built the table: typed columns, `last_change`, the `local` columns, the origin.
+  // In the order the migrations built the table: typed columns, `last_change`, the `local` columns, the origin, the
+  // reason of a tombstone.
   const col = (x: TypedColumn) => c(x.column, SQL_TYPE[x.kind] as ColumnNote['type'], typedColumnMeaning(x));
   return {
     name,
@@ -134,6 +144,7 @@ const collectionRelation = (collection: CollectionSlug): RelationNote => {
       LAST_CHANGE,
       ...typed.filter((x) => x.kind === 'local').map(col),
       ...CHANGE_ORIGIN,
+      DELETED_REASON,
     ],
     indexes: [
       'primary key (tenant, id)',
@@ -215,6 +226,7 @@ const BOOKKEEPING: readonly RelationNote[] = [
       ...RECORD_COLUMNS.filter((x) => ['updated_at', 'doc', 'deleted_at', 'seen_run', 'mirrored_at'].includes(x.name)),
       LAST_CHANGE,
       ...CHANGE_ORIGIN,
+      DELETED_REASON,
     ],
     indexes: [
       'primary key (collection, tenant, id, variant)',
@@ -351,6 +363,10 @@ const BOOKKEEPING: readonly RelationNote[] = [
       t('source', '`sync`, or `write` (a write-through)'),
       t('run_id', 'the sync run (`sync_runs.run_id`) or write job (`write_log.job_id`) behind it'),
       t('at', "when the mirror committed it (the row's `mirrored_at`)", true),
+      t(
+        'reason',
+        "a delete's reason, as the row's `deleted_reason`: `deleted` or `unpublished` (deletes logged before migration 2026-11-27-030: `deleted`); NULL for every other kind",
+      ),
     ],
     indexes: ['primary key (seq)', 'changes_at (at)', 'changes_tenant_collection (tenant, collection, seq)'],
   },

@@ -1,5 +1,12 @@
 import { COLLECTIONS, tableFor } from '../vocabulary/collections.js';
-import { type ColumnNote, LAST_CHANGE, RECORD_COLUMNS, type RelationNote, SCHEMA_CATALOG } from './schema-catalog.js';
+import {
+  type ColumnNote,
+  DELETED_REASON,
+  LAST_CHANGE,
+  RECORD_COLUMNS,
+  type RelationNote,
+  SCHEMA_CATALOG,
+} from './schema-catalog.js';
 
 /** Where the generated part of docs/schema.md begins and ends; the rest of the file is written by hand. */
 export const DOC_BEGIN =
@@ -34,13 +41,13 @@ export function renderSchemaDoc(catalog: readonly RelationNote[] = SCHEMA_CATALO
   const views = catalog.filter((r) => r.name.endsWith('_live'));
   for (const v of views) shown.add(v.name);
   const rest = catalog.filter((r) => !shown.has(r.name));
-  const shared = new Set([...RECORD_COLUMNS, LAST_CHANGE].map((c) => c.name));
+  const shared = new Set([...RECORD_COLUMNS, LAST_CHANGE, DELETED_REASON].map((c) => c.name));
   return [
     DOC_BEGIN,
     '',
     '### Columns every collection table has',
     '',
-    ...columnTable([...RECORD_COLUMNS, LAST_CHANGE]),
+    ...columnTable([...RECORD_COLUMNS, LAST_CHANGE, DELETED_REASON]),
     '',
     ...collections.flatMap((r) =>
       section(

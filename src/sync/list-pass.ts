@@ -179,6 +179,6 @@ export async function syncListed(run: Run, spec: VariantSpec, mode: SyncMode): P
   const finalState: SyncState = { ...state, incremental: null };
   if (!pass) return finishPass(run, key, finalState, cursor, null);
   const { runId, startedAt } = pass;
-  const keep = async () => (spec.variant === PUBLISHED ? draftsOnly(run, key, runId, startedAt, keyField) : []);
-  await finishPass(run, key, finalState, cursor, { runId, startedAt, keep });
+  const unpublished = async () => (spec.variant === PUBLISHED ? draftsOnly(run, key, runId, startedAt, keyField) : []);
+  await finishPass(run, key, finalState, cursor, { runId, startedAt, unpublished });
 }

@@ -2,7 +2,9 @@ import type { CallOptions, PartnersClient } from '../partners/partners-client.js
 import { COLLECTIONS, type CollectionSlug } from '../vocabulary/collections.js';
 import { compareIds } from './compare-ids.js';
 import type { ReadRoutes } from './discover-routes.js';
-import type { Store, SyncKey } from './store-port.js';
+import { existingAsDrafts } from './drafts-only.js';
+import { keyFieldFor } from './position.js';
+import { PUBLISHED, type Store, type SyncKey } from './store-port.js';
 import { DEFAULT_PAGE_SIZE, type TenantTarget } from './sync-run.js';
 import { variantsFor } from './variants.js';
 
@@ -30,6 +32,12 @@ export interface CheckRow extends CheckCounts {
   readonly missingIds?: readonly string[];
   readonly extraIds?: readonly string[];
   readonly staleIds?: readonly string[];
+  /**
+   * Of `extra`, the rows of records unpublished upstream (left the published reads, exist as drafts): the next full
+   * pass tombstones them as `unpublished`. Published rows of versioned collections only; absent with counts only.
+   */
+  readonly unpublished?: number;
+  readonly unpublishedIds?: readonly string[];
 }
 
 /** A collection (or one of its variants) the check could not compare, and why. */
@@ -154,6 +162,13 @@ export async function checkTenant(deps: CheckDeps, target: TenantTarget, routes:
         spec,
         page.totalDocs,
       );
+      // An extra row may be a record unpublished upstream: one look-up (draft=true) per 100 extra ids tells.
+      const unpublished =
+        spec.variant === PUBLISHED && found.extra.length > 0
+          ? (
+              await existingAsDrafts({ client: deps.client, opts }, collection, keyFieldFor(collection), found.extra)
+            ).sort()
+          : [];
       out.collections.push({
         ...counts,
         missing: found.missing.length,
@@ -162,6 +177,8 @@ export async function checkTenant(deps: CheckDeps, target: TenantTarget, routes:
         missingIds: sample(found.missing),
         extraIds: sample(found.extra),
         staleIds: sample(found.stale.map((r) => r.id)),
+        unpublished: unpublished.length,
+        unpublishedIds: sample(unpublished),
       });
       const ahead = found.stale.filter((r) => r.mirror !== null && r.upstream !== null && r.mirror > r.upstream);
       if (ahead.length > 0) out.aheadOfUpstream.push({ key, ids: ahead.map((r) => r.id), since });

@@ -39,6 +39,14 @@ export interface SyncKey {
 /** What one record's write did to its row. */
 export type ChangeKind = 'insert' | 'update' | 'revive' | 'delete';
 
+/**
+ * Why a row was tombstoned (`deleted_reason`, and the `reason` of its `delete` change): `deleted` when the record is
+ * gone upstream (or was deleted through a write), `unpublished` when it left the published reads but exists upstream
+ * as a draft.
+ */
+export type DeleteReason = 'deleted' | 'unpublished';
+export const DELETE_REASONS: readonly DeleteReason[] = ['deleted', 'unpublished'];
+
 /** A run's hold on one tenant and collection (every variant of it): see `Store.acquireLease`. */
 export interface Lease {
   readonly tenant: TenantSlug;
@@ -65,13 +73,17 @@ export interface WriteBatch {
   readonly fetchedAt?: string;
   /** A full pass's run id: every upserted record's row, changed or not, is marked seen by it. */
   readonly seenBy?: string;
-  /** Ids to tombstone (a write-through DELETE). */
+  /** Ids to tombstone as `deleted` (a write-through DELETE). */
   readonly deletes?: readonly string[];
   /**
-   * The end of a full pass: tombstone the live rows it did not see, that were last written before it started, and
-   * that are not in `keep` (records that exist upstream in another form, e.g. as drafts only).
+   * The end of a full pass: tombstone the live rows it did not see and that were last written before it started,
+   * those in `unpublished` (records that exist upstream as drafts only) as `unpublished`, the others as `deleted`.
    */
-  readonly tombstoneUnseen?: { readonly runId: string; readonly startedAt: string; readonly keep: readonly string[] };
+  readonly tombstoneUnseen?: {
+    readonly runId: string;
+    readonly startedAt: string;
+    readonly unpublished: readonly string[];
+  };
   /** The sync state to save with the rows. */
   readonly next?: SyncState;
   /** The lease the writer holds: the commit is refused (`US_LEASE_LOST`, nothing written) unless it still holds. */
@@ -129,7 +141,8 @@ export interface MirrorStatus {
 
 /**
  * The mirror, as sync and writes see it. Every method is one transaction; a failure rolls it back whole. Rows are
- * never hard-deleted: a record gone upstream gets `deleted_at`, and one that comes back is revived.
+ * never hard-deleted: a record gone upstream (or unpublished) gets `deleted_at` and its `DeleteReason`, and one
+ * that comes back is revived.
  */
 export interface Store {
   /** Reads the sync state of a key, or a blank state when it has never synced. */

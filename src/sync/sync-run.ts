@@ -56,7 +56,10 @@ export interface CollectionReport {
   inserted: number;
   updated: number;
   unchanged: number;
+  /** Rows taken out of the mirror: records gone upstream, and records unpublished (`unpublished` of them). */
   deleted: number;
+  /** Of `deleted`, records that left the published reads but exist upstream as drafts; present only when some did. */
+  unpublished?: number;
   /** Records dated later than the run's start plus `clockSkewMs`: mirrored, never moving the cursor. */
   future: number;
   /** Records whose `updatedAt` is null or not a date: mirrored (compared by JSON text), never stopping the run. */
@@ -213,22 +216,29 @@ export class Run {
 
 /**
  * The one last step of every pass: the state it leaves (`cursor`, no run in progress, a success), saved with the
- * deletions of a full pass (live rows its run did not see and that were not written since it started, except those
- * `keep` finds) or alone.
+ * tombstones of a full pass (live rows its run did not see and that were not written since it started: those
+ * `unpublished` finds as unpublished, the rest as deleted) or alone.
  */
 export async function finishPass(
   run: Run,
   key: SyncKey,
   state: SyncState,
   cursor: Position | null,
-  full: { readonly runId: string; readonly startedAt: string; readonly keep?: () => Promise<readonly string[]> } | null,
+  full: {
+    readonly runId: string;
+    readonly startedAt: string;
+    readonly unpublished?: () => Promise<readonly string[]>;
+  } | null,
 ): Promise<void> {
   const done: SyncState = { ...state, cursor: cursor ?? EPOCH, full: null, lastSuccessAt: run.now(), lastError: null };
   if (!full) return run.saveState(key, done);
-  const keep = (await full.keep?.()) ?? [];
+  const unpublished = (await full.unpublished?.()) ?? [];
   const r = await run.commit(key, {
     next: done,
-    tombstoneUnseen: { runId: full.runId, startedAt: full.startedAt, keep },
+    tombstoneUnseen: { runId: full.runId, startedAt: full.startedAt, unpublished },
   });
   run.report.deleted += r.deleted;
+  const drafts = new Set(unpublished);
+  const taken = r.changes.filter((c) => c.kind === 'delete' && drafts.has(c.id)).length;
+  if (taken > 0) run.report.unpublished = (run.report.unpublished ?? 0) + taken;
 }

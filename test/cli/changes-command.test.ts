@@ -49,6 +49,43 @@ describe('understudy changes', () => {
     expect(text.stdout).toContain(`update\t${h.t.slug}/events/${m.edited[0]}`);
   });
 
+  it('tells an unpublished record from a deleted one: delete with reason unpublished, then revive; --reason filters', async () => {
+    const h = await setup();
+    expect((await h.cli('sync', '--collection', 'series')).code).toBe(0);
+    const last = (await h.changes()).at(-1)?.seq ?? 0;
+    const call = async (method: string, id: string, body?: object) => {
+      const res = await fetch(`${h.sim.url}/partners/2026-02/${h.t.slug}/series/${id}`, {
+        method,
+        headers: { authorization: `users API-Key ${h.t.key}`, 'content-type': 'application/json' },
+        ...(body ? { body: JSON.stringify(body) } : {}),
+      });
+      expect(res.status).toBe(200);
+    };
+    const patch = (id: string, status: string) => call('PATCH', id, { _status: status });
+    const [one, two] = h.sim.controls.docs(h.t.slug, 'series');
+    const id = String(one?.id);
+    const gone = String(two?.id);
+    await patch(id, 'draft');
+    await call('DELETE', gone);
+    expect((await h.cli('sync', '--collection', 'series', '--full')).code).toBe(0);
+    const tail = await h.changes('--since', String(last));
+    expect(tail.map((c) => `${c.kind}:${c.reason} ${c.id}`).sort()).toEqual(
+      [`delete:unpublished ${id}`, `delete:deleted ${gone}`].sort(),
+    );
+    expect((await h.changes('--reason', 'unpublished')).map((c) => c.id)).toEqual([id]);
+    expect((await h.changes('--reason', 'deleted')).map((c) => c.id)).toEqual([gone]);
+    const text = await h.cli('changes', '--since', String(last), '--reason', 'unpublished');
+    expect(text.stdout).toContain(`delete	${h.t.slug}/series/${id}	(unpublished)`);
+    await patch(id, 'published');
+    expect((await h.cli('sync', '--collection', 'series')).code).toBe(0);
+    const after = (await h.changes('--since', String(last))).filter((c) => c.id === id);
+    expect(after.map((c) => (c.kind === 'delete' ? `delete:${c.reason}` : c.kind))).toEqual([
+      'delete:unpublished',
+      'revive',
+    ]);
+    expect(after[1]?.reason).toBeNull();
+  });
+
   it('--follow prints changes as they commit', async () => {
     const h = await setup();
     expect((await h.cli('sync', '--collection', 'venues')).code).toBe(0);
@@ -72,6 +109,10 @@ describe('understudy changes', () => {
     const h = await setup();
     expect((await h.cli('changes', '--since', '-1')).code).toBe(2);
     expect((await h.cli('changes', '--kind', 'moved')).stderr).toContain('--kind moved');
+    expect((await h.cli('changes', '--reason', 'gone')).stderr).toContain('--reason gone');
+    const noDelete = await h.cli('changes', '--kind', 'insert', '--reason', 'deleted');
+    expect(noDelete.code).toBe(2);
+    expect(noDelete.stderr).toContain('--reason');
     expect((await h.cli('changes', '--json', '--nl')).code).toBe(2);
     h.write({ changes: { retainDays: -3 } });
     const bad = await h.cli('changes');

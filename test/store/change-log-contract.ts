@@ -93,8 +93,21 @@ export function changeLogContract(engine: string, make: () => Promise<ContractDa
         fields: ['id', 'slug', 'title', 'updatedAt'],
       });
       expect(updA).toMatchObject({ updated_at_before: at(1), updated_at_after: at(2), fields: ['title', 'updatedAt'] });
-      expect(delB).toMatchObject({ updated_at_before: at(1), updated_at_after: at(1), fields: [], at: at(3) });
-      expect(revB).toMatchObject({ updated_at_before: at(1), updated_at_after: at(4), fields: ['updatedAt'] });
+      expect(delB).toMatchObject({
+        updated_at_before: at(1),
+        updated_at_after: at(1),
+        fields: [],
+        at: at(3),
+        reason: 'deleted',
+      });
+      expect(revB).toMatchObject({
+        updated_at_before: at(1),
+        updated_at_after: at(4),
+        fields: ['updatedAt'],
+        reason: null,
+      });
+      expect(insA?.reason).toBeNull();
+      expect(updA?.reason).toBeNull();
       expect(replay(log)).toEqual(await liveRows());
       expect(await mirror.changes.lastSeq()).toBe(revB?.seq);
     });
@@ -116,18 +129,25 @@ export function changeLogContract(engine: string, make: () => Promise<ContractDa
       });
     });
 
-    it('a full pass logs its tombstones with its run, and marking rows seen logs nothing', async () => {
+    it('a full pass logs its tombstones with its run and their reason, and marking rows seen logs nothing', async () => {
       const k = key('series');
       await mirror.store.write(k, { upserts: [doc('a', 1), doc('b', 1), doc('c', 1)], now: at(1) });
       const before = await mirror.changes.lastSeq();
       await mirror.store.write(k, { upserts: [doc('a', 1)], seenBy: 'full-1', runId: 'run-f', now: at(5) });
       await mirror.store.write(k, {
-        tombstoneUnseen: { runId: 'full-1', startedAt: at(4), keep: ['c'] },
+        tombstoneUnseen: { runId: 'full-1', startedAt: at(4), unpublished: ['c'] },
         runId: 'run-f',
         now: at(6),
       });
       const tail = await mirror.changes.read({ since: before });
-      expect(tail.map((c) => [c.id, c.kind, c.run_id])).toEqual([['b', 'delete', 'run-f']]);
+      expect(tail.map((c) => [c.id, c.kind, c.reason, c.run_id])).toEqual([
+        ['c', 'delete', 'unpublished', 'run-f'],
+        ['b', 'delete', 'deleted', 'run-f'],
+      ]);
+      expect(replay(await all())).toEqual(await liveRows());
+      // Published again upstream: the next read revives it, and the revive carries no reason.
+      await mirror.store.write(k, { upserts: [doc('c', 7)], runId: 'run-g', now: at(7) });
+      expect((await all()).at(-1)).toMatchObject({ id: 'c', kind: 'revive', reason: null, updated_at_after: at(7) });
       expect(replay(await all())).toEqual(await liveRows());
     });
 
@@ -160,6 +180,25 @@ export function changeLogContract(engine: string, make: () => Promise<ContractDa
       expect((await mirror.changes.read({ collections: ['events'] })).map((c) => c.id)).toEqual(['e']);
       expect((await mirror.changes.read({ kinds: ['delete'] })).map((c) => c.id)).toEqual(['a']);
       expect((await mirror.changes.read({ limit: 2 })).map((c) => c.seq)).toEqual(seqs.slice(0, 2));
+    });
+
+    it('reads deletes by reason: alone it selects those deletes, with kinds it narrows only the deletes', async () => {
+      const k = key('series');
+      await mirror.store.write(k, { upserts: [doc('a', 1), doc('b', 1), doc('c', 1)], now: at(1) });
+      await mirror.store.write(k, { deletes: ['a'], now: at(2) });
+      await mirror.store.write(k, { upserts: [doc('b', 1)], seenBy: 'full-1', now: at(4) });
+      await mirror.store.write(k, { tombstoneUnseen: { runId: 'full-1', startedAt: at(3), unpublished: ['c'] } });
+      const ids = async (f: Parameters<typeof mirror.changes.read>[0]) =>
+        (await mirror.changes.read(f)).map((c) => `${c.kind}:${c.id}`);
+      expect(await ids({ reasons: ['unpublished'] })).toEqual(['delete:c']);
+      expect(await ids({ reasons: ['deleted'] })).toEqual(['delete:a']);
+      expect(await ids({ reasons: ['deleted', 'unpublished'] })).toEqual(['delete:a', 'delete:c']);
+      expect(await ids({ kinds: ['insert', 'delete'], reasons: ['deleted'] })).toEqual([
+        'insert:a',
+        'insert:b',
+        'insert:c',
+        'delete:a',
+      ]);
     });
 
     it('prunes changes older than a cutoff; seqs are never reused', async () => {

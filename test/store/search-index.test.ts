@@ -88,10 +88,13 @@ describe('full-text search index', () => {
       expect(ids('opera')).toEqual([]);
       expect(drift()).toMatchObject(clean);
 
-      // A full sync that no longer sees e2 tombstones it, and the index drops it in the same transaction.
+      // A full sync that no longer sees e2 (unpublished: a draft only) tombstones it, and the index drops it in
+      // the same transaction.
       const startedAt = new Date().toISOString();
       await put('events', [event('e1', 'Coppélia', 'v1')], { seenBy: 'run-1' });
-      const end = await store.write(key('events'), { tombstoneUnseen: { runId: 'run-1', startedAt, keep: [] } });
+      const end = await store.write(key('events'), {
+        tombstoneUnseen: { runId: 'run-1', startedAt, unpublished: ['e2'] },
+      });
       expect(end.deleted).toBe(1);
       expect(ids('giselle')).toEqual([]);
       expect(drift()).toMatchObject({ expected: 3, indexed: 3, ...clean });

@@ -245,8 +245,8 @@ export function storeContract(engine: string, make: () => Promise<ContractMirror
         const del = await store.write(k, { deletes: ['p', 'missing'], now: at(2) });
         expect(del.changes).toEqual([{ id: 'p', kind: 'delete' }]);
         expect(counts(await store.write(k, { deletes: ['p'], now: at(3) }))).toEqual(none);
-        expect(await mirror.query('SELECT deleted_at, last_change FROM posts')).toEqual([
-          { deleted_at: at(2), last_change: 'delete' },
+        expect(await mirror.query('SELECT deleted_at, deleted_reason, last_change FROM posts')).toEqual([
+          { deleted_at: at(2), deleted_reason: 'deleted', last_change: 'delete' },
         ]);
       });
 
@@ -297,7 +297,7 @@ export function storeContract(engine: string, make: () => Promise<ContractMirror
     });
 
     describe('write: the end of a full pass', () => {
-      it('tombstones rows the run did not see, not those in keep, and a later record revives them', async () => {
+      it('tombstones rows the run did not see: unpublished ones with that reason, the rest deleted; a later record revives them', async () => {
         const k = key('series');
         const docs = ['a', 'b', 'c', 'd'].map((id) => ({ id, updatedAt: at(1) }));
         await store.write(k, { upserts: docs, seenBy: 'run-1', now: at(1, 1) });
@@ -306,16 +306,33 @@ export function storeContract(engine: string, make: () => Promise<ContractMirror
         expect(counts(seen)).toEqual({ ...none, unchanged: 2 });
         expect(await store.unseenIds(k, 'run-2', at(2))).toEqual(['b', 'd']);
         const done = { ...blank, lastSuccessAt: at(3) };
+        // d exists upstream as a draft only (unpublished); c is named too but was seen, so it stays live.
         const end = await store.write(k, {
-          tombstoneUnseen: { runId: 'run-2', startedAt: at(2), keep: ['d'] },
+          tombstoneUnseen: { runId: 'run-2', startedAt: at(2), unpublished: ['d', 'c'] },
           next: done,
           now: at(3),
         });
-        expect(end.changes).toEqual([{ id: 'b', kind: 'delete' }]);
+        expect(end.changes).toEqual([
+          { id: 'd', kind: 'delete' },
+          { id: 'b', kind: 'delete' },
+        ]);
         expect(await store.getSyncState(k)).toEqual(done);
-        expect([...(await store.liveIds(k))].sort()).toEqual(['a', 'c', 'd']);
-        const back = await store.write(k, { upserts: [docs[1]!], fetchedAt: at(4) });
-        expect(back.changes).toEqual([{ id: 'b', kind: 'revive' }]);
+        expect([...(await store.liveIds(k))].sort()).toEqual(['a', 'c']);
+        expect(await mirror.query('SELECT id, deleted_at, deleted_reason FROM series ORDER BY id')).toEqual([
+          { id: 'a', deleted_at: null, deleted_reason: null },
+          { id: 'b', deleted_at: at(3), deleted_reason: 'deleted' },
+          { id: 'c', deleted_at: null, deleted_reason: null },
+          { id: 'd', deleted_at: at(3), deleted_reason: 'unpublished' },
+        ]);
+        const back = await store.write(k, { upserts: [docs[1]!, docs[3]!], fetchedAt: at(4) });
+        expect(back.changes).toEqual([
+          { id: 'b', kind: 'revive' },
+          { id: 'd', kind: 'revive' },
+        ]);
+        // A revived row is live again, with no reason left behind.
+        expect(await mirror.query('SELECT count(*) AS n FROM series WHERE deleted_reason IS NOT NULL')).toEqual([
+          { n: 0 },
+        ]);
       });
 
       it('never tombstones a row written after the pass started (a write-through create or edit)', async () => {
@@ -326,7 +343,7 @@ export function storeContract(engine: string, make: () => Promise<ContractMirror
         await store.write(k, { upserts: [{ id: 'created', updatedAt: at(2, 5) }], now: at(2, 5) });
         await store.write(k, { upserts: [{ id: 'edited', updatedAt: at(2, 6) }], now: at(2, 6) });
         const end = await store.write(k, {
-          tombstoneUnseen: { runId: 'run-1', startedAt: at(2), keep: [] },
+          tombstoneUnseen: { runId: 'run-1', startedAt: at(2), unpublished: [] },
           now: at(3),
         });
         expect(end.changes).toEqual([{ id: 'old', kind: 'delete' }]);
@@ -338,7 +355,7 @@ export function storeContract(engine: string, make: () => Promise<ContractMirror
         await store.write({ ...key('series'), tenant: tenantSlug('other') }, { upserts: [{ id: 'a' }], now: at(1) });
         await store.write(key('series', 'draft'), { upserts: [{ id: 'a' }], now: at(1) });
         const end = await store.write(key('series'), {
-          tombstoneUnseen: { runId: 'run-x', startedAt: at(2), keep: [] },
+          tombstoneUnseen: { runId: 'run-x', startedAt: at(2), unpublished: [] },
         });
         expect(end.deleted).toBe(1);
         expect(await mirror.query('SELECT tenant FROM series WHERE deleted_at IS NULL')).toEqual([{ tenant: 'other' }]);

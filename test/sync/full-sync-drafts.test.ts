@@ -8,7 +8,7 @@ import { openSqliteStore } from '../../src/store/sqlite-store.js';
 import { discoverRoutes } from '../../src/sync/discover-routes.js';
 import { PUBLISHED } from '../../src/sync/store-port.js';
 import { syncCollection } from '../../src/sync/sync-collection.js';
-import { tenantSlug } from '../../src/vocabulary/ids.js';
+import { recordId, tenantSlug } from '../../src/vocabulary/ids.js';
 import { startFakeUpstream } from '../helpers/fake-upstream.js';
 import { testPool } from '../helpers/http-pool.js';
 import { silentLog, tempDir } from '../helpers/sync-harness.js';
@@ -39,7 +39,7 @@ async function hidingDrafts(simUrl: string) {
 }
 
 describe('full sync and drafts', () => {
-  it('does not mark a record deleted because it is only a draft', async () => {
+  it('takes a record that is only a draft out of the published mirror as unpublished, one gone as deleted; drafts stay', async () => {
     const sim = await startSimulator({ port: 0, readLimit: 0, writeLimit: 0, records: 4, tenants: 1 });
     onTestFinished(() => sim.close());
     const t = sim.tenants[0];
@@ -70,35 +70,53 @@ describe('full sync and drafts', () => {
     const full = () =>
       syncCollection(
         { client, store, log: silentLog },
-        { slug },
+        { slug, drafts: true },
         'series',
         'full',
         routes,
         AbortSignal.timeout(10_000),
       );
-    const report = await full();
-    expect(report.error).toBeUndefined();
-    expect(report.deleted).toBe(0);
-    const row = (id = String(draft.id)) => {
+    const read = <T>(q: string, ...params: unknown[]): T[] => {
       const d = new Database(db, { readonly: true });
       try {
-        return d.prepare('SELECT deleted_at FROM series WHERE id = ?').get(id) as
-          | { deleted_at: string | null }
-          | undefined;
+        return d.prepare(q).all(...params) as T[];
       } finally {
         d.close();
       }
     };
-    expect(row()).toEqual({ deleted_at: null });
-    // A record really gone upstream is still marked deleted.
-    const { deleted } = sim.controls.mutate({ tenant: slug, collection: 'series', deletes: 1 });
-    const [goneId] = deleted;
-    const hadRow = goneId !== undefined && row(goneId) !== undefined;
+    const row = (id: string) =>
+      read<{ deleted_at: string | null; deleted_reason: string | null }>(
+        'SELECT deleted_at, deleted_reason FROM series WHERE id = ?',
+        id,
+      )[0];
+    const draftRow = (id: string) =>
+      read<{ deleted_at: string | null }>(
+        "SELECT deleted_at FROM doc_variants WHERE collection = 'series' AND variant = 'draft' AND id = ?",
+        id,
+      )[0];
+    const report = await full();
+    expect(report.error).toBeUndefined();
+    expect(report.deleted).toBe(1);
+    expect(report.unpublished).toBe(1);
+    expect(row(String(draft.id))).toEqual({ deleted_at: expect.any(String), deleted_reason: 'unpublished' });
+    // With drafts mirrored, the draft itself stays live in doc_variants.
+    expect(draftRow(String(draft.id))).toEqual({ deleted_at: null });
+    const logged = read<{ kind: string; reason: string | null }>(
+      "SELECT kind, reason FROM changes WHERE id = ? AND variant = 'published' ORDER BY seq",
+      String(draft.id),
+    );
+    expect(logged).toEqual([
+      { kind: 'insert', reason: null },
+      { kind: 'delete', reason: 'unpublished' },
+    ]);
+    // A record really gone upstream is marked deleted.
+    const goneId = String(sim.controls.docs(slug, 'series').find((d) => String(d.id) !== String(draft.id))?.id);
+    await client.delete('series', recordId(goneId), { signal: AbortSignal.timeout(5000) });
+    expect(row(goneId)).toEqual({ deleted_at: null, deleted_reason: null });
     const again = await full();
-    if (hadRow && goneId !== undefined) {
-      expect(again.deleted).toBe(1);
-      expect(row(goneId)?.deleted_at).toBeTruthy();
-    }
-    if (goneId !== String(draft.id)) expect(row(String(draft.id))).toEqual({ deleted_at: null });
+    expect(again.error).toBeUndefined();
+    expect(again.unpublished ?? 0).toBe(0);
+    expect(row(goneId)).toEqual({ deleted_at: expect.any(String), deleted_reason: 'deleted' });
+    expect(row(String(draft.id))?.deleted_reason).toBe('unpublished');
   });
 });

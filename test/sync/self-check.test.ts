@@ -147,6 +147,36 @@ describe('the self-check compares ids and versions', () => {
     expect(rowOf(c, 'forms')).toMatchObject({ drift: 0, missing: 0, extra: 0, stale: 1, staleIds: [id] });
   });
 
+  it('names a record unpublished upstream and still live in the mirror; a full pass tombstones it as unpublished', async () => {
+    const { h, check, sync } = await checked(['series']);
+    const id = liveIds(h, 'series')[3] as string;
+    const res = await fetch(`${h.sim.url}/partners/2026-02/${h.tenant.slug}/series/${id}`, {
+      method: 'PATCH',
+      headers: { authorization: `users API-Key ${h.tenant.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ _status: 'draft' }),
+    });
+    expect(res.status).toBe(200);
+    const found = rowOf(await check(), 'series');
+    expect(found).toMatchObject({
+      drift: -1,
+      missing: 0,
+      extra: 1,
+      extraIds: [id],
+      unpublished: 1,
+      unpublishedIds: [id],
+    });
+    const report = await sync();
+    expect(report.collections[0]).toMatchObject({ deleted: 1, unpublished: 1 });
+    expect(
+      h.query<{ deleted_reason: string }>(
+        'SELECT deleted_reason FROM series WHERE tenant = ? AND id = ?',
+        h.tenant.slug,
+        id,
+      ),
+    ).toEqual([{ deleted_reason: 'unpublished' }]);
+    expect(rowOf(await check(), 'series')).toMatchObject({ drift: 0, extra: 0, unpublished: 0 });
+  });
+
   it('keys media by filename', async () => {
     const { h, check, edit } = await checked(['media']);
     const gone = liveIds(h, 'media')[2] as string;
