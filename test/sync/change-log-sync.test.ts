@@ -9,6 +9,7 @@ import type { SyncMode } from '../../src/sync/sync-run.js';
 import { tenantSlug } from '../../src/vocabulary/ids.js';
 import { applyWrite } from '../../src/writes/apply-write.js';
 import { testDatabase } from '../helpers/postgres.js';
+import { aroundWrites } from '../helpers/store-intercept.js';
 import { silentLog, tempDir, unlimitedClient } from '../helpers/sync-harness.js';
 import { replay } from '../store/change-log-contract.js';
 
@@ -17,15 +18,9 @@ const C = 'series';
 /** A store that "crashes" (throws before its transaction begins) on the n-th page it is asked to commit. */
 const crashingOnPage = (store: Store, n: number): Store => {
   let pages = 0;
-  return new Proxy(store, {
-    get(target, prop, receiver) {
-      if (prop !== 'write') return Reflect.get(target, prop, receiver);
-      return (...args: Parameters<Store['write']>) => {
-        if (args[1].upserts?.length && ++pages === n) return Promise.reject(new Error('killed'));
-        return target.write(...args);
-      };
-    },
-  });
+  return aroundWrites(store, (batch, write) =>
+    batch.upserts?.length && ++pages === n ? Promise.reject(new Error('killed')) : write(),
+  );
 };
 
 async function setup(database: string) {

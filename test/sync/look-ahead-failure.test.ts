@@ -2,24 +2,17 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { discoverRoutes } from '../../src/sync/discover-routes.js';
 import type { Store } from '../../src/sync/store-port.js';
 import { syncCollection } from '../../src/sync/sync-collection.js';
+import { aroundWrites } from '../helpers/store-intercept.js';
 import { syncHarness } from '../helpers/sync-harness.js';
 
 const signal = () => new AbortController().signal;
 
 /** The store, each page's commit held until `release` settles (a commit that yields, as PostgreSQL's do). */
-function slowCommits(store: Store, release: () => Promise<unknown>): Store {
-  return new Proxy(store, {
-    get(target, prop) {
-      if (prop === 'write')
-        return async (...args: Parameters<Store['write']>) => {
-          if ((args[1].upserts?.length ?? 0) > 0) await release();
-          return target.write(...args);
-        };
-      const v = Reflect.get(target, prop);
-      return typeof v === 'function' ? v.bind(target) : v;
-    },
+const slowCommits = (store: Store, release: () => Promise<unknown>): Store =>
+  aroundWrites(store, async (batch, write) => {
+    if ((batch.upserts?.length ?? 0) > 0) await release();
+    return write();
   });
-}
 
 describe('a failed request for the page fetched ahead', () => {
   const unhandled: unknown[] = [];

@@ -6,6 +6,7 @@ import { syncTenant } from '../../src/sync/sync-tenant.js';
 import { tableFor } from '../../src/vocabulary/collections.js';
 import { recordId } from '../../src/vocabulary/ids.js';
 import { testPool } from '../helpers/http-pool.js';
+import { aroundWrites } from '../helpers/store-intercept.js';
 import { type Harness, syncHarness } from '../helpers/sync-harness.js';
 
 const signal = () => new AbortController().signal;
@@ -125,17 +126,9 @@ describe('syncTenant against the simulator (full route set)', () => {
     const r = await routes(h);
     let pages = 0;
     // The 4th page's transaction fails as if the process died before it committed.
-    const crashing = new Proxy(h.store, {
-      get(target, prop) {
-        if (prop === 'write') {
-          return async (...args: Parameters<typeof target.write>) => {
-            if (args[1].upserts && ++pages === 4) throw new Error('power cut');
-            return target.write(...args);
-          };
-        }
-        const v = Reflect.get(target, prop);
-        return typeof v === 'function' ? v.bind(target) : v;
-      },
+    const crashing = aroundWrites(h.store, async (batch, write) => {
+      if (batch.upserts && ++pages === 4) throw new Error('power cut');
+      return write();
     });
     const first = await syncCollection(h.deps({ store: crashing }), h.target, 'event-instances', 'full', r, signal());
     expect(first.error).toMatch(/power cut/);

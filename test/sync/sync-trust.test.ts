@@ -7,6 +7,7 @@ import { PUBLISHED } from '../../src/sync/store-port.js';
 import { syncCollection } from '../../src/sync/sync-collection.js';
 import { syncTenant } from '../../src/sync/sync-tenant.js';
 import { type CollectionSlug, tableFor } from '../../src/vocabulary/collections.js';
+import { aroundWrites } from '../helpers/store-intercept.js';
 import { type Harness, syncHarness } from '../helpers/sync-harness.js';
 
 const signal = () => new AbortController().signal;
@@ -165,19 +166,12 @@ describe('a full pass during which records are created', () => {
     for (const id of undated) expect(mirrored(h, C, id)?.deleted_at).toBeNull();
     // The next full pass: after its first page, records are created upstream (as many as the undated ones).
     let created = false;
-    const store = new Proxy(h.store, {
-      get(target, prop) {
-        if (prop === 'write')
-          return async (...args: Parameters<typeof h.store.write>) => {
-            if (!created && (args[1].upserts?.length ?? 0) > 0) {
-              created = true;
-              h.sim.controls.mutate({ tenant: h.tenant.slug, collection: C, creates: 6 });
-            }
-            return target.write(...args);
-          };
-        const v = Reflect.get(target, prop);
-        return typeof v === 'function' ? v.bind(target) : v;
-      },
+    const store = aroundWrites(h.store, (batch, write) => {
+      if (!created && (batch.upserts?.length ?? 0) > 0) {
+        created = true;
+        h.sim.controls.mutate({ tenant: h.tenant.slug, collection: C, creates: 6 });
+      }
+      return write();
     });
     const run = await syncCollection(h.deps({ store, pageSize: 5 }), h.target, C, 'full', r, signal());
     expect(run.error).toBeUndefined();
