@@ -2,6 +2,7 @@ import { createApp } from '../app/create-app.js';
 import { loadConfigFile } from '../config/load-config.js';
 import { ConfigError, UsageError } from '../errors.js';
 import { createWriteQueue } from '../queue/write-queue.js';
+import { collectionNamed } from '../vocabulary/collections.js';
 import { tenantSlug } from '../vocabulary/ids.js';
 import { DEFAULT_MAX_BODY_BYTES, parseOp, WriteValidationError } from '../writes/validate-write.js';
 import { COMMON_FLAGS, type CommandSpec, type Flags, helpText, parseFlags } from './parse-flags.js';
@@ -126,7 +127,9 @@ export async function enqueueCommand(argv: string[]): Promise<number> {
   });
   try {
     const jobId = await queue.enqueue(request);
-    if (values.json) process.stdout.write(`${JSON.stringify({ jobId, op, tenant, collection: request.collection })}\n`);
+    // The collection as queued: its API path, whichever name was given.
+    const collection = collectionNamed(request.collection) ?? request.collection;
+    if (values.json) process.stdout.write(`${JSON.stringify({ jobId, op, tenant, collection })}\n`);
     else if (!values.quiet) process.stdout.write(`${jobId}\n`);
     return 0;
   } finally {
