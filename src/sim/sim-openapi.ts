@@ -128,9 +128,19 @@ export function buildOpenApi(routeSet: RouteSet, samples: Partial<Record<Collect
           add(itemPath, 'delete', {
             operationId: `delete-${c}`,
             tags,
-            summary: `Delete a ${c} record; returns it`,
+            summary: `Delete a ${c} record; returns it as {doc, message}`,
             parameters: [...scope, idParam],
-            responses: { '200': json(ref(name), 'The deleted record'), ...ERRORS },
+            responses: {
+              '200': json(
+                {
+                  type: 'object',
+                  required: ['doc', 'message'],
+                  properties: { doc: ref(name), message: { type: 'string', const: 'Deleted successfully.' } },
+                },
+                'The deleted record, as Payload answers it',
+              ),
+              ...ERRORS,
+            },
           });
           break;
       }
@@ -151,7 +161,13 @@ export function buildOpenApi(routeSet: RouteSet, samples: Partial<Record<Collect
               type: 'object',
               properties: {
                 docs: { type: 'array', items: ref(name) },
-                errors: { type: 'array', items: { type: 'object' } },
+                errors: {
+                  type: 'array',
+                  items: {
+                    type: 'object',
+                    properties: { id: { type: 'string' }, isPublic: { type: 'boolean' }, message: { type: 'string' } },
+                  },
+                },
                 message: { type: 'string' },
               },
             },

@@ -265,8 +265,9 @@ const matchOp = (op: string, values: JsonValue[], present: boolean, operand: Jso
     case 'less_than_equal':
       return values.some((v) => (scalarCompare(v, operand) ?? 1) <= 0);
     case 'exists': {
+      // Payload's MongoDB adapter (`buildExistsQuery`) treats an empty string as absent: `exists=false` matches it.
       const want = asBool(operand);
-      const has = present && values.some((v) => v !== null);
+      const has = present && values.some((v) => v !== null && v !== '');
       return want === false ? !has : has;
     }
     case 'like': {

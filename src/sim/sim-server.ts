@@ -18,7 +18,8 @@ import { parseParams, type SimParams } from './parse-params.js';
 import type { Prng } from './prng.js';
 import { allowedMethods, routeMissing } from './sim-allowed-methods.js';
 import { bulkUpdate } from './sim-bulk.js';
-import { generateTenants, type TenantData, viewOf, visibleView } from './sim-db.js';
+import { bulkByWhere } from './sim-bulk-where.js';
+import { generateTenants, type TenantData, viewOf } from './sim-db.js';
 import { answerAfter, type FaultQueue } from './sim-faults.js';
 import { HUGE_DEFAULT_BYTES, sendHugeBody } from './sim-huge.js';
 import { type MutateResult, type MutateSpec, mutate } from './sim-mutate.js';
@@ -26,7 +27,7 @@ import { buildOpenApi } from './sim-openapi.js';
 import { graphiqlHtml, PIXEL_PNG, swaggerAsset, swaggerHtml } from './sim-pages.js';
 import { SimHttpError, validationError } from './sim-query.js';
 import type { RollingLimiter } from './sim-rate-limit.js';
-import { getDoc, listDocs, matchingRecords, notFound } from './sim-read.js';
+import { getDoc, listDocs, notFound } from './sim-read.js';
 import { type ShapeCtx, shapeDoc } from './sim-shape.js';
 import { themeSettingsSchema } from './sim-theme-schema.js';
 import { createDoc, deleteDoc, updateDoc } from './sim-writes.js';
@@ -336,69 +337,6 @@ const staleQuery = (search: string): string => {
   return params.toString();
 };
 
-/** Payload's default labels (from the slug) for its bulk messages. */
-const LABELS: Record<CollectionSlug, readonly [string, string]> = {
-  pages: ['Page', 'Pages'],
-  posts: ['Post', 'Posts'],
-  blogs: ['Blog', 'Blogs'],
-  seasons: ['Season', 'Seasons'],
-  series: ['Series', 'Series'],
-  events: ['Event', 'Events'],
-  'event-instances': ['Event Instance', 'Event Instances'],
-  venues: ['Venue', 'Venues'],
-  organizations: ['Organization', 'Organizations'],
-  media: ['Media', 'Media'],
-  forms: ['Form', 'Forms'],
-  redirects: ['Redirect', 'Redirects'],
-  'custom-attributes': ['Custom Attribute', 'Custom Attributes'],
-};
-const label = (c: CollectionSlug, n: number): string => LABELS[c][n === 1 ? 0 : 1];
-
-/**
- * Payload's collection-level PATCH / DELETE: every record matching `where` (required), each updated or deleted on
- * its own; `{docs, errors: [{id, message}], message}` with 200 when all succeeded, 400 otherwise.
- */
-async function bulkByWhere(
-  s: SimState,
-  tenant: TenantData,
-  c: CollectionSlug,
-  op: 'update' | 'delete',
-  p: SimParams,
-  req: IncomingMessage,
-): Promise<{ status: number; body: JsonValue }> {
-  const body = op === 'update' ? await readBody(req, c) : undefined;
-  if (!p.where || Object.keys(p.where).length === 0)
-    throw new SimHttpError(400, `Missing 'where' query of documents to ${op}.`);
-  const targets = [...matchingRecords(c, tenant, { ...p, limit: 0 })];
-  const docs: JsonObject[] = [];
-  const errors: JsonObject[] = [];
-  for (const rec of targets) {
-    try {
-      if (op === 'update') {
-        const r = updateDoc({ now: s.now }, tenant, c, rec.id, body, p, 'patch');
-        docs.push(shapeDoc(c, r.stored, shapeCtx(s, tenant, { ...p, draft: r.draft }), p.depth));
-      } else {
-        const view = visibleView(c, rec, p.draft) ?? rec.main;
-        docs.push(shapeDoc(c, view, shapeCtx(s, tenant, p), p.depth));
-        deleteDoc(tenant, c, rec.id);
-      }
-    } catch (err) {
-      errors.push({ id: rec.id, message: err instanceof SimHttpError ? err.message : 'Something went wrong.' });
-    }
-  }
-  const verb = op === 'update' ? 'Updated' : 'Deleted';
-  if (errors.length === 0)
-    return {
-      status: 200,
-      body: { docs, errors, message: `${verb} ${docs.length} ${label(c, docs.length)} successfully.` },
-    };
-  const total = docs.length + errors.length;
-  return {
-    status: 400,
-    body: { docs, errors, message: `Unable to ${op} ${errors.length} out of ${total} ${label(c, total)}.` },
-  };
-}
-
 async function route(
   s: SimState,
   tenant: TenantData,
@@ -428,8 +366,10 @@ async function route(
       const ctx = shapeCtx(s, tenant, { ...p, draft: r.draft });
       return { status: 201, body: shapeDoc(c, r.stored, ctx, p.depth) };
     }
-    if ((verb === 'PATCH' || verb === 'DELETE') && allowed.includes(verb))
-      return bulkByWhere(s, tenant, c, verb === 'PATCH' ? 'update' : 'delete', params(), req);
+    if ((verb === 'PATCH' || verb === 'DELETE') && allowed.includes(verb)) {
+      const body = verb === 'PATCH' ? await readBody(req, c) : undefined;
+      return bulkByWhere(s, tenant, c, verb === 'PATCH' ? 'update' : 'delete', params(), body);
+    }
     throw routeMissing(allowed);
   }
   if (rest.length === 2) {
@@ -454,9 +394,10 @@ async function route(
       const rec = tenant.collections[c].byId.get(id);
       if (!rec) throw notFound();
       const p = parseParams('', { maxLimit: s.maxLimit });
-      const shaped = shapeDoc(c, viewOf(rec, false), shapeCtx(s, tenant, p), p.depth);
+      const doc = shapeDoc(c, viewOf(rec, false), shapeCtx(s, tenant, p), p.depth);
       deleteDoc(tenant, c, id);
-      return { status: 200, body: shaped };
+      // Payload's deleteByID handler: the record as it was, wrapped (`general:deletedSuccessfully`).
+      return { status: 200, body: { doc, message: 'Deleted successfully.' } };
     }
     throw routeMissing(allowed);
   }

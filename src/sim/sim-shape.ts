@@ -21,33 +21,44 @@ const joinLimit = (params: SimParams, field: string): number => {
   return DEFAULT_JOIN_LIMIT;
 };
 
-/** A stored document as the API returns it: locale resolved, relationships and joins to `depth`, select applied. */
-export function shapeDoc(c: CollectionSlug, stored: JsonObject, ctx: ShapeCtx, depth: number): JsonObject {
+/**
+ * Payload's default `maxDepth` of a join field (`sanitizeJoinField`): a join populates its docs only on the
+ * requested record itself, never inside a populated one, and what it populates goes no deeper.
+ */
+const JOIN_MAX_DEPTH = 1;
+
+/**
+ * A stored document as the API returns it: locale resolved, relationships and joins to `depth`, select applied.
+ * As Payload's `afterRead`, `level` is the document's own level (1 for the requested record): a relationship is
+ * populated while `level <= depth`, its record read one level down; a join while `level <= min(depth, 1)`, its
+ * records read with depth 1, so everything inside them stays an id.
+ */
+export function shapeDoc(c: CollectionSlug, stored: JsonObject, ctx: ShapeCtx, depth: number, level = 1): JsonObject {
   const { params } = ctx;
   const lc: LocaleCtx = { locale: params.locale, fallback: params.fallbackLocale };
   const out: JsonObject = {};
   for (const [k, v] of Object.entries(stored)) {
     out[k] = LOCALIZED.has(k) && isLocaleObject(v) ? resolveLocale(v, lc) : v;
   }
-  if (depth > 0) {
+  if (level <= depth) {
     // The record's own tenant is a relationship too (to the tenants collection, not exposed): populated likewise.
     if (typeof out.tenant === 'string' && out.tenant === ctx.tenant.slug) out.tenant = tenantDoc(ctx);
     for (const rel of RELATIONSHIPS[c]) {
       const v = out[rel.field];
       if (v === undefined || v === null) continue;
-      out[rel.field] = Array.isArray(v)
-        ? v.map((x) => populate(rel.to, x, ctx, depth))
-        : populate(rel.to, v, ctx, depth);
+      const one = (x: JsonValue): JsonValue => populate(rel.to, x, ctx, depth, level + 1);
+      out[rel.field] = Array.isArray(v) ? v.map(one) : one(v);
     }
   }
   if (params.joins !== false) {
     const id = String(stored.id);
+    const joinDepth = Math.min(depth, JOIN_MAX_DEPTH);
     for (const j of JOINS[c]) {
       const ids = ctx.tenant.collections[j.from].pointingAt(j.on, id);
       const limit = joinLimit(params, j.field);
       const page = limit === 0 ? ids : ids.slice(0, limit);
       out[j.field] = {
-        docs: depth > 0 ? page.map((x) => populate(j.from, x, ctx, depth)) : [...page],
+        docs: level <= joinDepth ? page.map((x) => populate(j.from, x, ctx, joinDepth, level + 1)) : [...page],
         hasNextPage: limit !== 0 && ids.length > limit,
       };
     }
@@ -60,7 +71,7 @@ export function shapeDoc(c: CollectionSlug, stored: JsonObject, ctx: ShapeCtx, d
       if (typeof u === 'string' && u.startsWith('/')) out[f] = ctx.origin + u;
     }
   }
-  return params.select && depth === params.depth ? applySelect(out, params.select, c !== 'media') : out;
+  return params.select && level === 1 ? applySelect(out, params.select, c !== 'media') : out;
 }
 
 /** The populated tenant: what the tenants collection holds about it (it has no relationships of its own). */
@@ -71,15 +82,15 @@ const tenantDoc = (ctx: ShapeCtx): JsonObject => ({
 });
 
 /**
- * A populated relationship: the related record one level shallower, or the bare id if it no longer exists or the
+ * A populated relationship: the related record read at `level`, or the bare id if it no longer exists or the
  * read may not see it (a never-published record in a published read), as Payload leaves an id it cannot populate.
  */
-function populate(to: CollectionSlug, v: JsonValue, ctx: ShapeCtx, depth: number): JsonValue {
+function populate(to: CollectionSlug, v: JsonValue, ctx: ShapeCtx, depth: number, level: number): JsonValue {
   if (typeof v !== 'string') return v;
   const rec = ctx.tenant.collections[to].byId.get(v);
   const view = rec ? visibleView(to, rec, ctx.params.draft) : undefined;
   if (!view) return v;
-  const doc = shapeDoc(to, view, ctx, depth - 1);
+  const doc = shapeDoc(to, view, ctx, depth, level);
   const sel = ctx.params.populate?.[to];
   return isJsonObject(sel) ? applySelect(doc, sel, to !== 'media') : doc;
 }

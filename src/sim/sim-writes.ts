@@ -85,9 +85,10 @@ function validateBody(
       continue;
     }
     if (kind === undefined) continue;
-    const bad = checkKind(t, c, k, kind, v, params);
+    const value = kind === 'object' ? emptiedIn(v, existing?.main[k] ?? sampleOf(data, k)) : emptied(kind, v);
+    const bad = checkKind(t, c, k, kind, value, params);
     if (bad) issues.push({ path: k, message: bad });
-    else accepted[k] = v;
+    else accepted[k] = value;
   }
   if (c === 'media' && existing && 'filename' in accepted && accepted.filename !== existing.id)
     issues.push({ path: 'filename', message: 'filename cannot be changed (it addresses the media record)' });
@@ -110,6 +111,34 @@ function validateBody(
   if (issues.length) throw validationError(c, issues);
   return accepted;
 }
+
+/**
+ * An empty string as Payload stores it (`beforeValidate` sanitizes, then the MongoDB adapter casts): a number, a
+ * date or a relationship becomes null, a checkbox false, a has-many relationship `[]`; text keeps `""`.
+ */
+const emptied = (kind: Kind, v: JsonValue): JsonValue => {
+  if (v !== '') return v;
+  if (kind === 'number' || kind === 'date' || kind === 'rel') return null;
+  if (kind === 'boolean') return false;
+  return kind === 'relMany' ? [] : v;
+};
+
+/** Empty strings inside a group (`booking: {bookingLinkLabel: ""}`), each by the kind of the value it replaces. */
+const emptiedIn = (v: JsonValue, like: JsonValue | undefined): JsonValue => {
+  if (!isJsonObject(v)) return v;
+  const out: JsonObject = {};
+  for (const [k, x] of Object.entries(v)) {
+    const was = isJsonObject(like) ? like[k] : undefined;
+    out[k] = isJsonObject(x) ? emptiedIn(x, was) : was === undefined || was === null ? x : emptied(kindOf(k, was), x);
+  }
+  return out;
+};
+
+/** A stored value of field `k` to learn a group's shape from, when the record written has none. */
+const sampleOf = (data: CollectionData, k: string): JsonValue | undefined => {
+  for (const rec of data.byId.values()) if (isJsonObject(rec.main[k])) return rec.main[k];
+  return undefined;
+};
 
 const checkKind = (
   t: TenantData,

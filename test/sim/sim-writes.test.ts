@@ -88,7 +88,7 @@ describe('updates and deletes', () => {
     }
   });
 
-  it('PATCH of an event instance deep-merges groups; DELETE returns the record, then 404', async () => {
+  it('PATCH of an event instance deep-merges groups; DELETE returns {doc, message}, then 404', async () => {
     const api = await openSim();
     const ei = await first(api, 'event-instances');
     const r = await api.req('PATCH', `event-instances/${ei.id}?depth=0`, { booking: { bookingLinkLabel: 'Tonight' } });
@@ -96,7 +96,7 @@ describe('updates and deletes', () => {
     expect(r.json.event).toBe(ei.event);
     const del = await api.req('DELETE', `event-instances/${ei.id}`);
     expect(del.status).toBe(200);
-    expect(del.json.id).toBe(ei.id);
+    expect(del.json).toEqual({ doc: expect.objectContaining({ id: ei.id }), message: 'Deleted successfully.' });
     expect((await api.get(`event-instances/${ei.id}`)).status).toBe(404);
     expect((await api.req('DELETE', `event-instances/${ei.id}`)).status).toBe(404);
     expect((await api.req('PATCH', 'event-instances/000000000000000000000000', {})).status).toBe(404);
