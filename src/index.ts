@@ -14,10 +14,17 @@ export {
   type WriteQueue,
   type WriteQueueOptions,
   type WriteRoutes,
+  type WriteWarningCode,
 } from './queue/write-queue.js';
 export { type Simulator, type SimulatorOptions, startSimulator } from './sim/start-simulator.js';
 export type { CollectionName, CollectionSlug } from './vocabulary/collections.js';
-export { DEFAULT_MAX_BODY_BYTES, type WriteRequest, WriteValidationError } from './writes/validate-write.js';
+export {
+  type CustomAttributesSource,
+  DEFAULT_MAX_BODY_BYTES,
+  type ThemeSchemaSource,
+  type WriteRequest,
+  WriteValidationError,
+} from './writes/validate-write.js';
 export { type CreateBody, MAX_BODY_DEPTH, type UpdateBody } from './writes/write-bodies.js';
 export type {
   BulkBody,
@@ -29,6 +36,7 @@ export type {
 } from './writes/write-job.js';
 export { WriteJobSchema, writeJobJsonSchema } from './writes/write-job-schema.js';
 export {
+  type BulkSummary,
   type WriteFailure,
   type WriteState,
   type WriteStateName,

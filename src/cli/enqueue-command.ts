@@ -3,6 +3,7 @@ import { loadConfigFile } from '../config/load-config.js';
 import { ConfigError, UsageError } from '../errors.js';
 import { createWriteQueue } from '../queue/write-queue.js';
 import { collectionNamed } from '../vocabulary/collections.js';
+import { parseJsonIntegersExactly } from '../vocabulary/exact-json.js';
 import { tenantSlug } from '../vocabulary/ids.js';
 import { DEFAULT_MAX_BODY_BYTES, parseOp, WriteValidationError } from '../writes/validate-write.js';
 import { COMMON_FLAGS, type CommandSpec, type Flags, helpText, parseFlags } from './parse-flags.js';
@@ -44,7 +45,9 @@ const SPEC: CommandSpec<typeof FLAGS> = {
     '`understudy worker` applies it upstream. Prints the job id as the last line of stdout. A write the spec does ' +
     'not allow is refused with a one-line reason and exit code 2, and nothing is queued: an op or field the spec ' +
     "does not have (unless the tenant's config sets writes.allowExtraFields), a __proto__, constructor or prototype " +
-    'key anywhere in the body, or a body over config writes.maxBodyBytes (default 1 MiB of compact JSON).',
+    'key anywhere in the body, a body over config writes.maxBodyBytes (default 1 MiB of compact JSON), or bulk ' +
+    'keys and values the mirrored custom-attribute definitions or theme-settings schema do not allow. Integers ' +
+    'beyond 2^53 in the body are kept exact.',
   flags: FLAGS,
 };
 
@@ -80,7 +83,8 @@ async function readBody(flag: string | undefined, needed: boolean, cap: number):
     throw new UsageError('the body is empty: give --body JSON or pipe it on stdin');
   }
   try {
-    return JSON.parse(raw) as unknown;
+    // Exactly: an integer beyond 2^53 (9007199254740993) stays that integer, to the job and to the upstream.
+    return parseJsonIntegersExactly(raw);
   } catch (err) {
     throw new WriteValidationError(`body is not valid JSON: ${(err as Error).message}`);
   }
@@ -119,8 +123,10 @@ export async function enqueueCommand(argv: string[]): Promise<number> {
   const queue = await createWriteQueue({
     connection: app.redis,
     prefix: app.redisSettings.prefix,
-    // Theme-settings writes are checked against the mirrored schema, read-only (no mirror yet: no schema).
+    // Bulk writes are checked against the mirrored theme-settings schema and custom-attribute definitions,
+    // read-only (no mirror yet: no schema, refused; no definitions, queued with a warning).
     themeSchema: async (t, c) => (await app.mirror())?.getThemeSchema(tenantSlug(t), c) ?? null,
+    customAttributes: async (t) => (await app.mirror())?.customAttributes(tenantSlug(t)) ?? null,
     config,
     // The one line of a warning, as every command prints one: the write is queued, and waits for a worker.
     onWarning: (w) => process.stderr.write(`understudy enqueue: warning: ${w.message}\n`),

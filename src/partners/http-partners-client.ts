@@ -3,7 +3,7 @@ import { type Agent, type Dispatcher, request } from 'undici';
 import { BadResponseError, ResponseTooLargeError, type UnderstudyError, UpstreamError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { API_VERSION, type BulkKind, type CollectionSlug } from '../vocabulary/collections.js';
-import { parseExactJson } from '../vocabulary/exact-json.js';
+import { parseExactJson, stringifyJson } from '../vocabulary/exact-json.js';
 import { isJsonObject, type JsonObject, type RecordId, type TenantSlug, type UpstreamDoc } from '../vocabulary/ids.js';
 import { parseListEnvelope } from './list-envelope.js';
 import { networkCause } from './network-cause.js';
@@ -247,7 +247,8 @@ export function createHttpPartnersClient(opts: HttpClientOptions): PartnersClien
         dispatcher,
         method,
         headers,
-        body: call.body === undefined ? null : JSON.stringify(call.body),
+        // Exact JSON: a bigint (an integer beyond 2^53) goes out as the bare integer it is.
+        body: call.body === undefined ? null : stringifyJson(call.body),
         signal,
         headersTimeout: headersMs,
         bodyTimeout: bodyMs,

@@ -18,8 +18,13 @@ const opt = <T extends v.GenericSchema>(s: T) => v.optional(v.nullable(s));
 export const Text = v.string();
 /** An ISO 8601 date-time (spec: `datetime`). */
 export const DateTime = v.pipe(v.string(), v.description('ISO 8601 date-time'));
+/**
+ * A number: a JS number, or a `bigint` for an integer beyond 2^53 (kept exact to the upstream; a JS number that large
+ * is refused at enqueue, as it may already have been rounded). JSON Schema: `number`.
+ */
+export const Num = v.union([v.number(), v.bigint()]);
 /** A relationship: the related record's id (a populated record is taken too, as Payload takes it). */
-export const Ref = v.union([v.string(), v.number(), v.record(v.string(), v.unknown())]);
+export const Ref = v.union([v.string(), Num, v.record(v.string(), v.unknown())]);
 /** A JSON object whose element shape the spec does not give. */
 export const AnyObject = v.record(v.string(), v.unknown());
 /** Rich text: Payload's editor state (an object), or a string. */
@@ -30,13 +35,13 @@ export const Status = v.picklist(['draft', 'published']);
 const text = opt(Text);
 const dateTime = opt(DateTime);
 const bool = opt(v.boolean());
-const num = opt(v.number());
+const num = opt(Num);
 const ref = opt(Ref);
 const refs = opt(v.array(Ref));
 const object = opt(AnyObject);
 const objects = opt(v.array(AnyObject));
 const rich = opt(RichText);
-const recordId = opt(v.union([v.string(), v.number()]));
+const recordId = opt(v.union([v.string(), Num]));
 const strings = opt(v.array(v.string()));
 const status = opt(Status);
 

@@ -1,5 +1,6 @@
 import type { Job } from 'bullmq';
 import { UnderstudyError } from '../errors.js';
+import { jobDataForRedis } from '../writes/exact-body.js';
 import type { RecordOrder } from '../writes/record-order.js';
 import { isRetryableFailure, isRetryablePartial } from '../writes/retryable-failure.js';
 import { parseJobData } from '../writes/validate-write.js';
@@ -186,7 +187,7 @@ export async function retryWrite(
     });
     const seq = await order.nextSeq();
     const next: WriteJobData = { ...data, seq };
-    await (job as Job).updateData(next);
+    await (job as Job).updateData(jobDataForRedis(next) as WriteJobData);
     const id = recordOf(data);
     if (id !== null) await order.join({ tenant: data.tenant, collection: data.collection, id }, jobId, seq);
     await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });

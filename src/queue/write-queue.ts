@@ -4,10 +4,13 @@ import { closeAll } from '../close-all.js';
 import type { Config } from '../config/config-schema.js';
 import { UnderstudyError } from '../errors.js';
 import type { Store } from '../sync/store-port.js';
-import { tenantSlug } from '../vocabulary/ids.js';
+import { type JsonObject, tenantSlug } from '../vocabulary/ids.js';
+import { jobDataForRedis } from '../writes/exact-body.js';
 import type { RecordOrder } from '../writes/record-order.js';
 import {
+  type CustomAttributesSource,
   DEFAULT_MAX_BODY_BYTES,
+  type MirrorDefinitions,
   type ThemeSchemaSource,
   validateWrite,
   type WriteLimits,
@@ -198,8 +201,14 @@ export interface WriteQueueOptions {
    * no database). Absent: theme settings are checked without a schema.
    */
   readonly themeSchema?: ThemeSchemaSource;
-  /** Or a store that is already open (not closed by `close()`). */
-  readonly store?: Pick<Store, 'getThemeSchema'>;
+  /**
+   * Where bulk custom-attribute writes find the tenant's mirrored Custom Attribute record (its attribute
+   * definitions) to be checked against. Absent, or nothing mirrored yet: such a write is queued unchecked, with a
+   * warning (`onWarning`, code `US_UNCHECKED`).
+   */
+  readonly customAttributes?: CustomAttributesSource;
+  /** Or a store that is already open, for both (not closed by `close()`). */
+  readonly store?: Pick<Store, 'getThemeSchema'> & Partial<Pick<Store, 'scanDocs'>>;
   /** Largest body accepted, in bytes of compact JSON; default `config.writes.maxBodyBytes`, else 1 MiB. */
   readonly maxBodyBytes?: number;
   /**
@@ -210,11 +219,16 @@ export interface WriteQueueOptions {
   /** The understudy config, for `writes.maxBodyBytes` and each tenant's `writes.allowExtraFields`. */
   readonly config?: Pick<Config, 'writes' | 'tenants'>;
   /**
-   * Where the client's warning goes (once, after the first write, when no worker listens on its queue); default
-   * `process.emitWarning` (type `UnderstudyWarning`, code `US_NO_WORKER`).
+   * Where the client's warnings go; default `process.emitWarning` (type `UnderstudyWarning`): `US_NO_WORKER` once,
+   * after the first write, when no worker listens on its queue; `US_UNCHECKED`, once per tenant and collection, for a
+   * write queued without a check the mirror cannot make yet (bulk custom attributes before their definitions are
+   * mirrored, or with no way to read them).
    */
-  readonly onWarning?: (warning: { readonly code: 'US_NO_WORKER'; readonly message: string }) => void;
+  readonly onWarning?: (warning: { readonly code: WriteWarningCode; readonly message: string }) => void;
 }
+
+/** The codes of the write client's warnings. */
+export type WriteWarningCode = 'US_NO_WORKER' | 'US_UNCHECKED';
 
 const emitWarning = ({ code, message }: { readonly code: string; readonly message: string }): void =>
   process.emitWarning(message, { type: 'UnderstudyWarning', code });
@@ -238,7 +252,9 @@ export async function addWriteJob(queue: WriteQueueHandle, order: RecordOrder, d
     if (existing) return jobId;
   }
   const seq = await order.nextSeq();
-  const job = await queue.add(data.op, { ...data, seq }, { ...WRITE_JOB_OPTIONS, ...(jobId ? { jobId } : {}) });
+  // A body holding a bigint goes in as its exact JSON text (BullMQ's JSON.stringify cannot write one).
+  const stored = jobDataForRedis({ ...data, seq }) as WriteJobData;
+  const job = await queue.add(data.op, stored, { ...WRITE_JOB_OPTIONS, ...(jobId ? { jobId } : {}) });
   if (!job.id) throw new UnderstudyError('US_REDIS', 'BullMQ returned a write job without an id');
   const id = recordOf(data);
   if (id !== null) await order.join({ tenant: data.tenant, collection: data.collection, id }, job.id, seq);
@@ -283,6 +299,20 @@ export async function createWriteQueue(opts: WriteQueueOptions = {}): Promise<Wr
       ? (tenant, collection) =>
           (opts.store as Pick<Store, 'getThemeSchema'>).getThemeSchema(tenantSlug(tenant), collection)
       : null);
+  const scanDocs = opts.store?.scanDocs?.bind(opts.store);
+  const customAttributes: CustomAttributesSource | null =
+    opts.customAttributes ??
+    (scanDocs
+      ? async (tenant) => {
+          let record: JsonObject | null = null;
+          // The published copy (sync's `PUBLISHED`, a value the queue may not import).
+          const key = { tenant: tenantSlug(tenant), collection: 'custom-attributes', variant: 'published' } as const;
+          await scanDocs(key, (doc) => {
+            record ??= doc;
+          });
+          return record;
+        }
+      : null);
   let closing: Promise<void> | null = null;
   /** Runs a call on a live connection (reopened when it dropped); its errors come out as `UnderstudyError`s. */
   const live = async <T>(call: () => Promise<T>): Promise<T> => {
@@ -314,15 +344,25 @@ export async function createWriteQueue(opts: WriteQueueOptions = {}): Promise<Wr
     }
   };
 
+  const uncheckedSaid = new Set<string>();
   const enqueue = async (request: WriteRequest): Promise<string> => {
+    const unchecked: string[] = [];
+    const mirror: MirrorDefinitions = { themeSchema, customAttributes, onUnchecked: (m) => unchecked.push(m) };
     const data = await validateWrite(
       request,
-      themeSchema,
+      mirror,
       writeLimitsFor(opts, typeof request?.tenant === 'string' ? request.tenant : ''),
     ).catch((err: unknown) => {
       throw asUnderstudyError(err);
     });
     const jobId = await live(() => addWriteJob(queue, order, data));
+    for (const message of unchecked) {
+      // Once per tenant and collection: a batch of bulk writes says it once, not once a write.
+      const about = `${data.tenant}/${data.collection}`;
+      if (uncheckedSaid.has(about)) continue;
+      uncheckedSaid.add(about);
+      (opts.onWarning ?? emitWarning)({ code: 'US_UNCHECKED', message });
+    }
     await warnWhenUnheard();
     return jobId;
   };

@@ -4,7 +4,8 @@ import type { ChangeFeedReader } from '../changes/change-log-port.js';
 import { ConfigError, UnderstudyError } from '../errors.js';
 import type { MirrorStatus } from '../sync/store-port.js';
 import type { CollectionSlug } from '../vocabulary/collections.js';
-import type { TenantSlug, UpstreamDoc } from '../vocabulary/ids.js';
+import { parseExactJson } from '../vocabulary/exact-json.js';
+import { isJsonObject, type TenantSlug, type UpstreamDoc } from '../vocabulary/ids.js';
 import type { WriteLogReader } from '../writes/write-log.js';
 import { type BackupResult, backupSqlite, postgresBackupRefused } from './backup.js';
 import { changesReader } from './change-log.js';
@@ -33,6 +34,8 @@ export interface MirrorReader {
   readonly changes: ChangeFeedReader;
   /** A stored theme-settings schema, or null. */
   getThemeSchema(tenant: TenantSlug, collection: CollectionSlug): Promise<UpstreamDoc | null>;
+  /** The tenant's live Custom Attribute record (its attribute definitions), or null when none is mirrored. */
+  customAttributes(tenant: TenantSlug): Promise<UpstreamDoc | null>;
   /**
    * Writes a consistent copy of a SQLite mirror to `dest` (SQLite's backup API, one snapshot; see `backupSqlite`).
    * A PostgreSQL mirror is refused (`US_USAGE`): back it up with the server's tools.
@@ -115,6 +118,18 @@ export async function openMirrorReader(database: string, opts: MirrorReaderOptio
     writeLog: kyselyWriteLog(db),
     changes: changesReader(db),
     getThemeSchema: (tenant, collection) => read('getThemeSchema', () => themeSchemas.get(db, tenant, collection)),
+    customAttributes: (tenant) =>
+      read('customAttributes', async () => {
+        const row = await db
+          .selectFrom('custom_attributes')
+          .select('doc')
+          .where('tenant', '=', tenant)
+          .where('deleted_at', 'is', null)
+          .orderBy('id')
+          .executeTakeFirst();
+        const doc = row ? parseExactJson(row.doc) : null;
+        return isJsonObject(doc) ? doc : null;
+      }),
     backup,
     close,
   };

@@ -30,3 +30,17 @@ export function stringifyJson(value: JsonValue): string {
     return stringifyLossless(value) as string;
   }
 }
+
+/** Every integer literal a JS number would not hold exactly (beyond ±(2^53 − 1)) becomes `bigint`. */
+const parseIntegerExactly = (text: string): number | bigint =>
+  /^-?\d+$/.test(text) && !Number.isSafeInteger(Number(text)) ? BigInt(text) : Number(text);
+
+/**
+ * Parses JSON text a caller wrote (a write body): as `parseExactJson`, but every integer literal outside the safe
+ * range comes back as `bigint`, 9007199254740992 (2^53 itself) included, so a number in the result is always one the
+ * caller's text meant exactly, never one rounded on the way in.
+ */
+export function parseJsonIntegersExactly(text: string): JsonValue {
+  if (!LONG_INTEGER.test(text)) return JSON.parse(text) as JsonValue;
+  return parseLossless(text, null, parseIntegerExactly) as JsonValue;
+}

@@ -1,4 +1,5 @@
 import { isJsonObject, type JsonObject, type JsonValue } from '../vocabulary/ids.js';
+import { closestName } from './write-bodies.js';
 
 /** One field of a theme-settings schema, as the spec's schema endpoint describes it. */
 interface SchemaField {
@@ -47,7 +48,9 @@ const checkValue = (field: SchemaField, v: JsonValue): string | null => {
     case 'textarea':
       return typeof v === 'string' || v === null ? null : `theme setting ${field.key} must be a string`;
     case 'number':
-      return typeof v === 'number' || v === null ? null : `theme setting ${field.key} must be a number`;
+      return typeof v === 'number' || typeof v === 'bigint' || v === null
+        ? null
+        : `theme setting ${field.key} must be a number`;
     default:
       return null;
   }
@@ -55,7 +58,8 @@ const checkValue = (field: SchemaField, v: JsonValue): string | null => {
 
 /**
  * Checks the keys and values of a theme-settings bulk write against a mirrored schema; returns the first problem
- * as one line, or null when the schema allows it all.
+ * as one line naming its path in the body (`set.heroStyel`, `unset[0]`) and the key meant when one is close, or null
+ * when the schema allows it all.
  */
 export function checkThemeSettings(
   schema: JsonObject,
@@ -70,14 +74,25 @@ export function checkThemeSettings(
   const fields = fieldsOf(schema);
   const byKey = new Map(fields.map((f) => [f.key, f]));
   const keys = fields.map((f) => f.key).join(', ');
-  for (const key of [...Object.keys(set ?? {}), ...(unset ?? [])]) {
-    if (!byKey.has(key))
-      return `theme setting "${key}" is not in the ${collection} theme-settings schema (keys: ${keys})`;
+  const paths: [string, string][] = [
+    ...Object.keys(set ?? {}).map((k): [string, string] => [k, `set.${k}`]),
+    ...(unset ?? []).map((k, i): [string, string] => [k, `unset[${i}]`]),
+  ];
+  for (const [key, path] of paths) {
+    if (byKey.has(key)) continue;
+    const near = closestName(
+      key,
+      fields.map((f) => f.key),
+    );
+    return (
+      `bulk body: ${path}: theme setting "${key}" is not in the ${collection} theme-settings schema` +
+      `${near === null ? '' : `: did you mean "${near}"?`} (keys: ${keys})`
+    );
   }
   for (const [key, value] of Object.entries(set ?? {})) {
     const field = byKey.get(key);
     const problem = field ? checkValue(field, value) : null;
-    if (problem) return problem;
+    if (problem) return `bulk body: set.${key}: ${problem}`;
   }
   return null;
 }

@@ -8,8 +8,11 @@ import {
   THEME_SCHEMA_COLLECTIONS,
   VERSIONED,
 } from '../vocabulary/collections.js';
+import { stringifyJson } from '../vocabulary/exact-json.js';
 import { isJsonObject, isTenantSlug, type JsonObject, type JsonValue, recordIdProblem } from '../vocabulary/ids.js';
 import { tooDeepAt } from '../vocabulary/json-depth.js';
+import { checkCustomAttributes } from './custom-attributes-check.js';
+import { jobDataFromRedis, unsafeNumberIn, unsafeNumberMessage } from './exact-body.js';
 import { checkThemeSettings } from './theme-settings-check.js';
 import { bodyProblem, CREATE_BODIES, isUnknownField, MAX_BODY_DEPTH, UPDATE_BODIES } from './write-bodies.js';
 import {
@@ -87,6 +90,19 @@ export interface WriteRequest {
 /** Where validation finds mirrored theme-settings schemas; null when none is mirrored. */
 export type ThemeSchemaSource = (tenant: string, collection: CollectionSlug) => Promise<JsonObject | null>;
 
+/** Where validation finds a tenant's mirrored Custom Attribute record (its attribute definitions); null when none is. */
+export type CustomAttributesSource = (tenant: string) => Promise<JsonObject | null>;
+
+/** What the mirror holds that bulk writes are checked against at enqueue. */
+export interface MirrorDefinitions {
+  /** Theme-settings schemas; absent: theme-settings writes are refused (they need the schema). */
+  readonly themeSchema?: ThemeSchemaSource | null;
+  /** Custom-attribute definitions; absent, or none mirrored yet: the write is queued unchecked, and `onUnchecked` told. */
+  readonly customAttributes?: CustomAttributesSource | null;
+  /** Told (one line) when a write is queued without a check the mirror cannot make yet. */
+  readonly onUnchecked?: (message: string) => void;
+}
+
 const OP_ALIASES: Readonly<Record<string, WriteOp>> = {
   create: 'create',
   update: 'update',
@@ -130,7 +146,7 @@ function checkBulkBody(body: JsonObject, collection: CollectionSlug): BulkBody {
     ids !== undefined &&
     (!Array.isArray(ids) || ids.length === 0 || !ids.every((i) => typeof i === 'string' || typeof i === 'number'))
   )
-    fail('bulk body: ids must be a non-empty array of record ids');
+    fail('bulk body: ids must be a non-empty array of record ids (strings or numbers; an id beyond 2^53 as a string)');
   for (const i of Array.isArray(ids) ? ids : []) {
     const problem = recordIdProblem(String(i));
     if (problem) fail(`bulk body: id ${JSON.stringify(i)} ${problem}`);
@@ -167,12 +183,13 @@ async function themeSchemaFor(
 /**
  * Turns a request into job data, or throws `WriteValidationError` naming the first problem: an unknown op or
  * collection, an op the spec has no route for on that collection, a missing or superfluous id, a body that is
- * not an object, a field the spec forbids there, `draft` where it does not apply, or theme-settings keys and
- * values the mirrored theme-settings schema does not allow. Nothing is queued when it throws.
+ * not an object, a field the spec forbids there, `draft` where it does not apply, a number beyond 2^53 (no longer
+ * exact: a bigint is taken), or bulk keys and values the mirrored theme-settings schema or custom-attribute
+ * definitions do not allow. Nothing is queued when it throws.
  */
 export async function validateWrite(
   req: unknown,
-  themeSchema: ThemeSchemaSource | null | 'skip',
+  mirror: MirrorDefinitions | null | 'skip',
   limits: WriteLimits | 'skip' = {},
 ): Promise<WriteJobData> {
   if (!isJsonObject(req as JsonValue)) fail('a write is a JSON object with op, tenant, collection and body');
@@ -223,11 +240,13 @@ export async function validateWrite(
   const deep = tooDeepAt(r.body, MAX_BODY_DEPTH);
   if (deep !== null)
     fail(`body is nested more than ${MAX_BODY_DEPTH} levels deep (at ${deep.split('.').slice(0, 4).join('.')}…)`);
+  const unsafe = unsafeNumberIn(r.body);
+  if (unsafe !== null) fail(unsafeNumberMessage(unsafe));
   if (limits !== 'skip' && r.body !== undefined) {
     const max = limits.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     let json: string | undefined;
     try {
-      json = JSON.stringify(r.body);
+      json = stringifyJson(r.body as JsonValue);
     } catch (err) {
       fail(`body is not JSON: ${(err as Error).message.split('\n')[0]}`);
     }
@@ -244,13 +263,7 @@ export async function validateWrite(
   const b = body as JsonObject;
   if (op === 'bulk') {
     const bulk = checkBulkBody(b, c);
-    if (bulkKindOf(c) === 'theme-settings' && themeSchema !== 'skip') {
-      if (!themeSchema) fail('theme-settings writes are checked against the mirrored schema: give the database');
-      const schema = await themeSchemaFor(themeSchema as ThemeSchemaSource, t, c);
-      if (!schema) fail(`no theme-settings schema is mirrored for tenant ${t}: run \`understudy sync\` first`);
-      const problem = checkThemeSettings(schema as JsonObject, c, bulk.set, bulk.unset);
-      if (problem) fail(problem);
-    }
+    if (mirror !== 'skip') await checkBulkKeys(mirror, t, c, bulk);
     return parseWithSchema({ ...common, ...withDraft, op, collection: c, body: bulk });
   }
   const routeOp = op === 'create' ? 'create' : 'put';
@@ -278,6 +291,35 @@ export async function validateWrite(
   );
 }
 
+/** A bulk write's keys and values against what the mirror defines: theme settings, custom attributes. */
+async function checkBulkKeys(
+  mirror: MirrorDefinitions | null,
+  tenant: string,
+  collection: CollectionSlug,
+  bulk: BulkBody,
+): Promise<void> {
+  if (bulkKindOf(collection) === 'theme-settings') {
+    const source = mirror?.themeSchema;
+    if (!source) fail('theme-settings writes are checked against the mirrored schema: give the database');
+    const schema = await themeSchemaFor(source as ThemeSchemaSource, tenant, collection);
+    if (!schema) fail(`no theme-settings schema is mirrored for tenant ${tenant}: run \`understudy sync\` first`);
+    const problem = checkThemeSettings(schema as JsonObject, collection, bulk.set, bulk.unset);
+    if (problem) fail(problem);
+    return;
+  }
+  const record = mirror?.customAttributes ? await mirror.customAttributes(tenant) : null;
+  if (!record) {
+    // Nothing to check against yet (a first write before the first sync): the upstream has the last word.
+    mirror?.onUnchecked?.(
+      `no custom-attribute definitions are mirrored for tenant ${tenant}: the keys and values of this bulk write ` +
+        `to ${collection} are not checked before it is queued (run \`understudy sync --collection custom-attributes\`)`,
+    );
+    return;
+  }
+  const problem = checkCustomAttributes(record, collection, tenant, bulk.set, bulk.unset);
+  if (problem) fail(problem);
+}
+
 /** The last word on job data: `WriteJobSchema`, the schema docs/writes.md publishes. */
 function parseWithSchema(data: unknown): WriteJobData {
   const parsed = v.safeParse(WriteJobSchema, data);
@@ -289,10 +331,17 @@ function parseWithSchema(data: unknown): WriteJobData {
 
 /**
  * Re-validates job data read back from Redis (any client may have put it there): every check but the
- * theme-settings schema, the body cap and the extra-fields rule, which belong to enqueue time.
+ * mirrored definitions, the body cap and the extra-fields rule, which belong to enqueue time. A body given as JSON
+ * text (how a body holding integers beyond 2^53 is stored) is parsed exactly first.
  */
 export async function parseJobData(raw: unknown): Promise<WriteJobData> {
-  const data = await validateWrite(raw, 'skip', 'skip');
+  let exact: unknown;
+  try {
+    exact = jobDataFromRedis(raw);
+  } catch (err) {
+    fail((err as Error).message);
+  }
+  const data = await validateWrite(exact, 'skip', 'skip');
   const seq = (raw as { seq?: unknown }).seq;
   return typeof seq === 'number' && Number.isSafeInteger(seq) ? { ...data, seq } : data;
 }

@@ -1,6 +1,6 @@
 import { toJsonSchema } from '@valibot/to-json-schema';
 import * as v from 'valibot';
-import { FIELD_KINDS, Link, Meta, RESOURCE_SHAPES, Theme } from '../partners/resource-fields.js';
+import { FIELD_KINDS, Link, Meta, Num, RESOURCE_SHAPES, Theme } from '../partners/resource-fields.js';
 import { RECORD_ID, TENANT_SLUG } from '../vocabulary/ids.js';
 import { CREATE_BODIES, UPDATE_BODIES } from './write-bodies.js';
 import type {
@@ -92,6 +92,19 @@ type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const _sameShape: Same<NoBody<v.InferOutput<typeof WriteJobSchema>>, NoBody<WriteJobData>> = true;
 void _sameShape;
 
+/**
+ * A body as job data may also hold it: its JSON text. understudy stores a body holding an integer beyond 2^53 so
+ * (`JSON.stringify`, which BullMQ writes job data with, cannot write a bigint, and `JSON.parse`, which it reads them
+ * with, would round it); the worker parses the text exactly. Documented in the JSON Schema only: validation sees the
+ * parsed body.
+ */
+const BodyText = v.pipe(
+  v.string(),
+  v.description(
+    "The body's JSON text, parsed exactly (integers beyond 2^53 stay exact): how a body holding one is stored",
+  ),
+);
+
 const camel = (s: string) => s.replace(/-(.)/g, (_, c: string) => c.toUpperCase());
 /** `$defs` names of the bodies: the resource's (`eventInstances`), or `seriesCreate` where the route leaves fields out. */
 const bodyDefinitions = (suffix: string, bodies: Readonly<Record<string, v.GenericSchema>>) =>
@@ -117,6 +130,19 @@ export function writeJobJsonSchema(): Record<string, unknown> {
       ...common,
       id: recordId,
       draft,
+      bodyText: BodyText,
+    },
+    overrideSchema: ({ valibotSchema, jsonSchema }) => {
+      // A number or a bigint: in JSON, a number of any size.
+      if (valibotSchema === Num) return { type: 'number' };
+      if (valibotSchema.type === 'bigint') return { type: 'integer' };
+      // Each job's body: the object of its route's shape, or its JSON text.
+      const entries = (valibotSchema as { entries?: Record<string, unknown> }).entries;
+      const props = jsonSchema.properties as Record<string, unknown> | undefined;
+      if (valibotSchema.type === 'strict_object' && entries?.op && props?.body) {
+        return { ...jsonSchema, properties: { ...props, body: { anyOf: [props.body, { $ref: '#/$defs/bodyText' }] } } };
+      }
+      return undefined;
     },
   });
   return { $schema, $id: 'https://understudy.local/schemas/write-job.json', title, ...rest };

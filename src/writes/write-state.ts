@@ -20,6 +20,22 @@ export interface WriteFailure {
   readonly message: string;
 }
 
+/**
+ * What the upstream answered a bulk write, as `writes show` has it in the job's result: how many records the
+ * targets matched, were updated, would be (a dry run), were already so, and failed.
+ */
+export interface BulkSummary {
+  readonly dryRun?: boolean;
+  /** `published`, or the draft mechanism's target. */
+  readonly versionTarget?: string;
+  readonly matched?: number;
+  readonly updated?: number;
+  /** A dry run: how many would be updated. */
+  readonly wouldUpdate?: number;
+  readonly unchanged?: number;
+  readonly failed?: number;
+}
+
 /** What `getWrite` and `waitForWrite` tell about one write job. */
 export interface WriteState {
   readonly jobId: string;
@@ -41,6 +57,11 @@ export interface WriteState {
   readonly error: WriteFailure | null;
   /** `partial`: each record that failed. */
   readonly failures: readonly BulkFailure[] | null;
+  /**
+   * A bulk write that ran (`ok` or `partial`): the upstream's counts (`matched`, `updated`, `failed`, …); null for
+   * other writes, before it ran, and once its job is gone (the write log keeps no counts).
+   */
+  readonly summary: BulkSummary | null;
   readonly enqueuedAt: string | null;
   readonly finishedAt: string | null;
 }
@@ -59,6 +80,19 @@ export interface QueuedWriteView {
 }
 
 const str = (x: unknown): string | null => (typeof x === 'string' ? x : null);
+
+const SUMMARY_KEYS = ['dryRun', 'versionTarget', 'matched', 'updated', 'wouldUpdate', 'unchanged', 'failed'] as const;
+
+/** The counts of a bulk write's result, as the job's return value holds them; null when it has none. */
+function summaryOf(x: unknown): BulkSummary | null {
+  if (typeof x !== 'object' || x === null || Array.isArray(x)) return null;
+  const out: Record<string, unknown> = {};
+  for (const k of SUMMARY_KEYS) {
+    const v = (x as Record<string, unknown>)[k];
+    if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'string') out[k] = v;
+  }
+  return Object.keys(out).length > 0 ? (out as BulkSummary) : null;
+}
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 /** The state of a write from its job. */
@@ -105,6 +139,7 @@ export function writeStateOf(job: QueuedWriteView): WriteState {
     attempts: typeof rv.attempts === 'number' ? rv.attempts : p.attempts,
     error,
     failures: Array.isArray(rv.failures) ? (rv.failures as BulkFailure[]) : null,
+    summary: state === 'ok' || state === 'partial' ? summaryOf(rv.summary) : null,
     enqueuedAt: iso(job.timestamp),
     finishedAt: state === 'ok' || state === 'partial' || state === 'failed' ? iso(job.finishedOn) : null,
   };
@@ -129,6 +164,7 @@ export function writeStateFromLog(e: WriteLogEntry): WriteState {
         ? { code: e.errorCode, status: e.upstreamStatus, message: e.error }
         : null,
     failures: e.failures,
+    summary: null,
     enqueuedAt: e.enqueuedAt,
     finishedAt: e.finishedAt,
   };

@@ -18,10 +18,13 @@ export interface DropRule {
 export async function startDroppingProxy(target: string) {
   const rules: DropRule[] = [];
   let dropped = 0;
+  /** Every request relayed, with its body as the bytes sent (to see what a client wrote, exactly). */
+  const received: { method: string; path: string; body: string }[] = [];
   let beforeAnswer: ((method: string, path: string) => Promise<void>) | null = null;
   const server = createServer(async (req, res) => {
     try {
       const body = await text(req);
+      received.push({ method: req.method ?? 'GET', path: req.url ?? '/', body });
       const headers: IncomingHttpHeaders = { ...req.headers };
       delete headers.host;
       delete headers.connection;
@@ -56,6 +59,7 @@ export async function startDroppingProxy(target: string) {
       rules.push({ ...rule });
     },
     dropped: () => dropped,
+    received: () => [...received],
     /** Runs once the upstream has answered a request, before the answer is relayed (e.g. to hold it). */
     beforeAnswer(fn: (method: string, path: string) => Promise<void>) {
       beforeAnswer = fn;
