@@ -18,7 +18,7 @@ const FLAGS = {
   limit: { type: 'string', value: 'N', help: 'at most N results (default 20, at most 1000)' },
   json: {
     type: 'boolean',
-    help: 'print a JSON array of {collection, tenant, id, title, snippet, rank} (rank: higher is better)',
+    help: 'print a JSON array of {collection, tenant, id, title, snippet, rank} (rank: tier 3 to 0 plus a fraction)',
   },
   ...COMMON_FLAGS,
 } as const satisfies Flags;
@@ -27,11 +27,13 @@ const SPEC: CommandSpec<typeof FLAGS> = {
   name: 'search',
   usage: '[--config FILE | --db FILE|URL] [--tenant SLUG] [--collection NAME] [--limit N] [--json] WORDS...',
   about:
-    "Full-text search over the mirror's titles, names, descriptions and venue names, best match first (SQLite FTS5 " +
-    "with bm25 ranking, or PostgreSQL's tsvector with ts_rank_cd; titles weigh most). Every word must match, case " +
-    'and accents aside; end a word with * to match it as a prefix ("nutcr*"). Quotes, OR and a leading - are ' +
-    'words, never query syntax (a first word starting with -: after --, as in `search -- -lake`). The mirror is ' +
-    'opened read-only.',
+    "Full-text search over the mirror's titles, names, descriptions and venue names, best match first, in tiers: a " +
+    'series or event whose title is or begins with the words, then one whose title holds them as a phrase, then ' +
+    'any other title holding every word, then descriptions, captions and venue names. Within a tier the closest ' +
+    "title comes first (descriptions: bm25 on SQLite, ts_rank_cd on PostgreSQL); rank's integer part is the tier, " +
+    '3 to 0. Every word must match, case and accents aside; end a word with * to match it as a prefix ("nutcr*"). ' +
+    'Quotes, OR and a leading - are words, never query syntax (a first word starting with -: after --, as in ' +
+    '`search -- -lake`). The mirror is opened read-only.',
   operands: true,
   words: true,
   flags: FLAGS,
