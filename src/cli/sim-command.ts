@@ -22,6 +22,10 @@ const FLAGS = {
     type: 'boolean',
     help: 'place the programme around today (UTC) instead of 2026-01-15: the same data all day',
   },
+  'updates-onto-latest': {
+    type: 'boolean',
+    help: 'apply updates as Payload 3 does: onto the latest version, a pending draft included, keeping its _status',
+  },
   ...COMMON_FLAGS,
 } as const satisfies Flags;
 
@@ -68,7 +72,13 @@ export async function simCommand(argv: string[]): Promise<number> {
   };
   if (opts.port !== undefined && opts.port > 65535) throw new UsageError('--port must be at most 65535');
   const defined = Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined));
-  const sim = await startSimulator({ ...defined, routes, keys, ...(values.today ? { aroundDay: Date.now() } : {}) });
+  const sim = await startSimulator({
+    ...defined,
+    routes,
+    keys,
+    ...(values.today ? { aroundDay: Date.now() } : {}),
+    ...(values['updates-onto-latest'] ? { updatesOntoLatest: true } : {}),
+  });
   const unknown = Object.keys(keys).filter((slug) => !sim.tenants.some((t) => t.slug === slug));
   if (unknown.length) {
     await sim.close();

@@ -92,6 +92,8 @@ export interface SimState {
   dataRequests: number;
   origin: string;
   readonly now: () => number;
+  /** Updates onto the latest version, as Payload 3 applies them (`SimulatorOptions.updatesOntoLatest`). */
+  readonly updatesOntoLatest: boolean;
   readonly mutatePrng: Prng;
   mutationRev: number;
   openapi: JsonObject | undefined;
@@ -346,7 +348,7 @@ async function route(
   req: IncomingMessage,
 ): Promise<{ status: number; body: JsonValue }> {
   const head = rest[0] as string;
-  const deps = { now: s.now };
+  const deps = { now: s.now, updatesOntoLatest: s.updatesOntoLatest };
   if (head === 'graphql' && rest.length === 1)
     throw new SimHttpError(501, 'GraphQL is not supported by the simulator; use the REST routes');
   if (!isCollectionSlug(head)) throw new SimHttpError(404, 'Route Not Found');

@@ -240,6 +240,11 @@ export interface WriteResult {
 
 export interface WriteDeps {
   readonly now: () => number;
+  /**
+   * Updates as Payload 3 applies them (`updatesOntoLatest`): an update without `draft=true` is merged onto the
+   * latest version, a pending draft included, and keeps that version's `_status` unless the body sets one.
+   */
+  readonly updatesOntoLatest?: boolean;
 }
 
 /** POST: creates a record (a draft-only record with `draft=true` on versioned collections). */
@@ -321,10 +326,13 @@ export function updateDoc(
     data.touched(rec);
     return { stored: next, draft: true };
   }
-  const next = merge(rec.main, accepted, params.locale);
+  const ontoLatest = VERSIONED.has(c) && deps.updatesOntoLatest === true;
+  const base = ontoLatest ? (rec.draft ?? rec.main) : rec.main;
+  const next = merge(base, accepted, params.locale);
   next.updatedAt = nextStamp(now, [rec.main.updatedAt, rec.draft?.updatedAt]);
   if (VERSIONED.has(c)) {
-    next._status = accepted._status ?? 'published';
+    // Payload (updateByID: getLatestCollectionVersion, then beforeChange over it) keeps the latest version's status.
+    next._status = accepted._status ?? (ontoLatest ? (base._status ?? 'published') : 'published');
     // Publishing makes this version the latest: an older unpublished draft is superseded (Payload's versions).
     rec.draft = null;
   }

@@ -47,6 +47,12 @@ export interface SimulatorOptions {
    * default 2026-01-15. The data depend on its UTC day only, so a seed and a day always give the same data.
    */
   aroundDay?: number;
+  /**
+   * Default false (the spec: an update without `draft=true` addresses the published version). True: updates as
+   * Payload 3 applies them, onto the latest version, a pending draft included, keeping its `_status` unless the
+   * body sets one (a published record with a pending draft comes out unpublished, holding the draft's content).
+   */
+  updatesOntoLatest?: boolean;
 }
 
 export interface SimTenant {
@@ -135,6 +141,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     dataRequests: 0,
     origin: '',
     now,
+    updatesOntoLatest: opts.updatesOntoLatest === true,
     mutatePrng: new Prng(seed ^ 0x5eed),
     mutationRev: 0,
     openapi: undefined,

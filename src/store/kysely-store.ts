@@ -88,7 +88,7 @@ export class KyselyStore implements Store {
         unchanged = r.unchanged;
       }
       if (batch.deletes && batch.deletes.length > 0) {
-        for (const id of await this.rows.tombstone(db, key, batch.deletes, now, origin))
+        for (const id of await this.rows.tombstone(db, key, batch.deletes, now, origin, batch.deleteReason))
           changes.push({ id, kind: 'delete' });
       }
       if (batch.tombstoneUnseen) {

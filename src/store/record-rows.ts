@@ -155,18 +155,19 @@ export class RecordRows {
     return { written, unchanged: rows.length - written.length };
   }
 
-  /** Tombstones the live rows of `ids` as `deleted`; returns the ids marked. */
+  /** Tombstones the live rows of `ids` as `reason` (default `deleted`); returns the ids marked. */
   async tombstone(
     conn: Kysely<Database>,
     key: SyncKey,
     ids: readonly string[],
     now: string,
     origin: RowOrigin,
+    reason: DeleteReason = 'deleted',
   ): Promise<string[]> {
     const layout = layoutFor(key);
     const out: string[] = [];
     for (const chunk of this.idChunks(ids)) {
-      const q = this.live(layout, this.markDeleted(layout, now, origin, 'deleted'))
+      const q = this.live(layout, this.markDeleted(layout, now, origin, reason))
         .where('id', 'in', chunk)
         .returning('id');
       out.push(...(await conn.executeQuery<{ id: unknown }>(q.compile())).rows.map((r) => String(r.id)));

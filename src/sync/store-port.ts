@@ -73,8 +73,10 @@ export interface WriteBatch {
   readonly fetchedAt?: string;
   /** A full pass's run id: every upserted record's row, changed or not, is marked seen by it. */
   readonly seenBy?: string;
-  /** Ids to tombstone as `deleted` (a write-through DELETE). */
+  /** Ids to tombstone (a write-through DELETE; an update the upstream answered by unpublishing the record). */
   readonly deletes?: readonly string[];
+  /** Why `deletes` are tombstoned; default `deleted`. */
+  readonly deleteReason?: DeleteReason;
   /**
    * The end of a full pass: tombstone the live rows it did not see and that were last written before it started,
    * those in `unpublished` (records that exist upstream as drafts only) as `unpublished`, the others as `deleted`.

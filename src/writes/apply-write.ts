@@ -5,7 +5,8 @@ import { docKey } from '../store/extract-row.js';
 import { PUBLISHED, type Store, type SyncKey, type WriteBatch } from '../sync/store-port.js';
 import { type CollectionSlug, NATURAL_KEY, VERSIONED } from '../vocabulary/collections.js';
 import { isJsonObject, type JsonObject, type JsonValue, recordId, type UpstreamDoc } from '../vocabulary/ids.js';
-import { type BulkJob, type CreateJob, routeOf, type WriteJobData } from './write-job.js';
+import { planVersionedUpdate, type UpdatePlan } from './versioned-update.js';
+import { type BulkJob, type CreateJob, routeOf, type UpdateJob, type WriteJobData } from './write-job.js';
 import type { BulkFailure } from './write-log.js';
 
 /** What applying a write needs: the tenant's client, the mirror, and how to bring the mirror up after a bulk write. */
@@ -104,6 +105,8 @@ export async function applyWrite(deps: WriteDeps, data: WriteJobData, opts: Appl
     }
     case 'update': {
       const method = route.method === 'PUT' ? 'PUT' : 'PATCH';
+      const plan = await planVersionedUpdate(client, data.collection, data.id, data.body, data.draft, call);
+      if (plan) return applyPlannedUpdate(deps, data, plan, method, sentAt, opts);
       const answer = await client.update(
         data.collection,
         recordId(data.id),
@@ -189,6 +192,92 @@ export function idsForRelationships(doc: UpstreamDoc): UpstreamDoc {
     else out[k] = v;
   }
   return out as UpstreamDoc;
+}
+
+/**
+ * Sends a planned update of a versioned record (`planVersionedUpdate`) step by step, writing through the answers
+ * of the steps that carry the targeted fields. When a non-draft step comes back `_status: "draft"` for a record
+ * that was published, the upstream has unpublished it: the rest is not sent, the outcome's note and a warning say
+ * so, and the mirror follows the published read (the published row tombstoned as `unpublished` when that is 404).
+ */
+async function applyPlannedUpdate(
+  deps: WriteDeps,
+  data: UpdateJob,
+  plan: UpdatePlan,
+  method: 'PUT' | 'PATCH',
+  sentAt: string,
+  opts: ApplyOptions,
+): Promise<WriteOutcome> {
+  const call: CallOptions = { signal: opts.signal };
+  const { collection } = data;
+  const mirrorErrors: string[] = [];
+  for (const step of plan.steps) {
+    const q = { ...writeQuery(collection, step.draft), ...(step.allLocales ? { locale: 'all' } : {}) };
+    const answer = await deps.client.update(collection, recordId(data.id), method, step.body, q, call);
+    if (plan.wasPublished && !step.draft && answer._status === 'draft') {
+      const note = await followUnpublished(deps, data, answer, sentAt, opts);
+      return {
+        status: 'ok',
+        resultId: data.id,
+        note: note.note,
+        ...(note.mirrorError ? { mirrorError: note.mirrorError } : {}),
+      };
+    }
+    if (step.mirror) {
+      const err = await mirrorDoc(deps, collection, step.draft, answer, sentAt, opts);
+      if (err) mirrorErrors.push(err);
+    }
+  }
+  return withMirror({ status: 'ok', resultId: data.id }, mirrorErrors.length ? mirrorErrors.join('; ') : undefined);
+}
+
+/** The mirror after an update the upstream answered by unpublishing the record: as its published read says. */
+async function followUnpublished(
+  deps: WriteDeps,
+  data: UpdateJob,
+  answer: UpstreamDoc,
+  sentAt: string,
+  opts: ApplyOptions,
+): Promise<{ note: string; mirrorError?: string }> {
+  const { collection } = data;
+  const tenant = deps.client.tenant;
+  let published: UpstreamDoc | null = null;
+  let mirrorError: string | undefined;
+  try {
+    published = await deps.client.getById(collection, recordId(data.id), { depth: 0 }, { signal: opts.signal });
+  } catch (err) {
+    if (!(err instanceof UpstreamError && err.status === 404 && err.code !== 'US_AUTH'))
+      mirrorError = describeError(err);
+  }
+  const note =
+    `UNPUBLISHED by the upstream: its answer to this update says _status "draft" for ${collection} ${data.id}, ` +
+    `which was published; ${published ? 'its published read still answers' : 'its published read answers 404'} ` +
+    '(see docs/writes.md, "An update of a versioned record")';
+  deps.log.warn(
+    { tenant, collection, id: data.id, published: published !== null },
+    'update unpublished the record upstream',
+  );
+  if (mirrorError === undefined) {
+    try {
+      const key: SyncKey = { tenant, collection, variant: PUBLISHED };
+      await deps.store.write(
+        key,
+        published
+          ? { upserts: [published], fetchedAt: sentAt, ...writeThrough(opts) }
+          : {
+              deletes: [data.id],
+              deleteReason: 'unpublished',
+              now: (deps.now?.() ?? new Date()).toISOString(),
+              ...writeThrough(opts),
+            },
+      );
+    } catch (err) {
+      mirrorError = describeError(err);
+    }
+  }
+  const draftError = await mirrorDoc(deps, collection, true, answer, sentAt, opts);
+  const errors = [mirrorError, draftError].filter((e): e is string => e !== undefined);
+  return errors.length ? { note, mirrorError: errors.join('; ') } : { note };
 }
 
 function withMirror<T extends WriteOutcome>(outcome: T, mirrorError: string | undefined): T {
