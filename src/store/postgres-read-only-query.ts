@@ -1,7 +1,7 @@
 import pg from 'pg';
 import Cursor from 'pg-cursor';
-import { ConfigError, UnderstudyError, UsageError } from '../errors.js';
-import { DatabaseUnreachableError, poolConfig, shownDatabase } from './postgres-engine.js';
+import { UnderstudyError, UsageError } from '../errors.js';
+import { DatabaseUnreachableError, poolConfig } from './postgres-engine.js';
 import { type ColumnKind, leadingVerb, type ReadOnlyQuery } from './read-only-query.js';
 import { JSON_COLUMNS } from './schema-catalog.js';
 
