@@ -3,7 +3,6 @@ import type { Change, ChangeFeedReader, ChangeFilter, ChangeLog, EndpointState }
 import type { CheckCounts, CheckStore, RowVersion, StoredCheck, VersionRange } from '../sync/self-check.js';
 import type { ChangeKind, ChangeSource, DeleteReason, SyncKey } from '../sync/store-port.js';
 import type { CollectionSlug } from '../vocabulary/collections.js';
-import { liveVersions } from './check-rows.js';
 import type { Database } from './db-schema.js';
 import type { StoreEngine } from './engine.js';
 import { RecordRows } from './record-rows.js';
@@ -165,7 +164,8 @@ export class KyselyChangeLog implements ChangeLog, CheckStore {
   }
 
   liveVersions(key: SyncKey, range: VersionRange): Promise<RowVersion[]> {
-    return liveVersions(this.db, key, range);
+    if (!this.rows) return Promise.reject(new Error('liveVersions needs a store engine, not a read-only connection'));
+    return this.rows.liveVersions(this.db, key, range);
   }
 
   async saveChecks(tenant: string, rows: readonly CheckCounts[], at: string): Promise<void> {

@@ -1,4 +1,5 @@
 import { CompiledQuery, type Kysely, type RawBuilder, sql } from 'kysely';
+import type { RowVersion, VersionRange } from '../sync/self-check.js';
 import { type DeleteReason, type Position, PUBLISHED, type SyncKey } from '../sync/store-port.js';
 import type { JsonValue, UpstreamDoc } from '../vocabulary/ids.js';
 import { TYPED_COLUMNS } from './columns.js';
@@ -10,7 +11,11 @@ import { storableDoc } from './storable-doc.js';
 /** Kysely over tables whose columns are only known at run time (the typed columns of `TYPED_COLUMNS`). */
 type LooseDatabase = Record<string, Record<string, SqlValue>>;
 type Where<Q> = {
-  where(column: string, op: '=' | '>' | '>=' | '<=' | 'is' | 'in', value: SqlValue | readonly string[]): Q;
+  where(
+    column: string,
+    op: '=' | '>' | '>=' | '<' | '<=' | 'is' | 'is not' | 'in',
+    value: SqlValue | readonly string[],
+  ): Q;
 };
 
 /**
@@ -235,6 +240,33 @@ export class RecordRows {
       .orderBy('id');
     const rows = (await conn.executeQuery<{ id: unknown; updated_at: string }>(q.compile())).rows;
     return rows.map((r) => ({ id: String(r.id), updatedAt: r.updated_at }));
+  }
+
+  /**
+   * The id and `updated_at` of the live rows of `key` in `range` (the self-check's comparison): a dated range reads
+   * the `(tenant, updated_at, id)` index; `updated_at` text compares as an instant (normalised to UTC with ms).
+   */
+  async liveVersions(conn: Kysely<Database>, key: SyncKey, range: VersionRange): Promise<RowVersion[]> {
+    const layout = layoutFor(key);
+    const live = () => this.live(layout, this.db.selectFrom(layout.table).select(['id', 'updated_at']));
+    const dated = (r: { readonly from: string | null; readonly before: string | null }) => {
+      let q = live().where('updated_at', 'is not', null);
+      if (r.from !== null) q = q.where('updated_at', '>=', r.from);
+      if (r.before !== null) q = q.where('updated_at', '<', r.before);
+      return q;
+    };
+    const queries =
+      'ids' in range
+        ? this.idChunks(range.ids).map((chunk) => live().where('id', 'in', chunk))
+        : 'undated' in range
+          ? [live().where('updated_at', 'is', null)]
+          : [dated(range)];
+    const out: RowVersion[] = [];
+    for (const q of queries) {
+      const rows = (await conn.executeQuery<{ id: unknown; updated_at: string | null }>(q.compile())).rows;
+      for (const r of rows) out.push({ id: String(r.id), updatedAt: r.updated_at });
+    }
+    return out;
   }
 
   /** Live rows after `afterId` in id order, at most `limit` (-1: all), with their doc text when `withDoc`. */
