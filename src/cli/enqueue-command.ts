@@ -3,7 +3,7 @@ import { loadConfigFile } from '../config/load-config.js';
 import { ConfigError, UsageError } from '../errors.js';
 import { createWriteQueue } from '../queue/write-queue.js';
 import { collectionNamed } from '../vocabulary/collections.js';
-import { parseJsonIntegersExactly } from '../vocabulary/exact-json.js';
+import { parseExactJson } from '../vocabulary/exact-json.js';
 import { tenantSlug } from '../vocabulary/ids.js';
 import { DEFAULT_MAX_BODY_BYTES, parseOp, WriteValidationError } from '../writes/validate-write.js';
 import { COMMON_FLAGS, type CommandSpec, type Flags, helpText, parseFlags } from './parse-flags.js';
@@ -84,7 +84,7 @@ async function readBody(flag: string | undefined, needed: boolean, cap: number):
   }
   try {
     // Exactly: an integer beyond 2^53 (9007199254740993) stays that integer, to the job and to the upstream.
-    return parseJsonIntegersExactly(raw);
+    return parseExactJson(raw);
   } catch (err) {
     throw new WriteValidationError(`body is not valid JSON: ${(err as Error).message}`);
   }

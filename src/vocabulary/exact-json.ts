@@ -1,4 +1,4 @@
-import { isSafeNumber, parse as parseLossless, stringify as stringifyLossless } from 'lossless-json';
+import { parse as parseLossless, stringify as stringifyLossless } from 'lossless-json';
 import type { JsonValue } from './ids.js';
 
 /**
@@ -7,13 +7,16 @@ import type { JsonValue } from './ids.js';
  */
 const LONG_INTEGER = /[:[,]\s*-?\d{16,}(?![\d.eE])/;
 
-/** Integers beyond 2^53 become `bigint` (exact); every other number stays a JS number. */
+/**
+ * Every integer literal outside the safe range (beyond ±(2^53 − 1)) becomes `bigint`, 2^53 itself included, so a
+ * number in the result is always one the text meant exactly; every other number stays a JS number.
+ */
 const parseNumber = (text: string): number | bigint =>
-  isSafeNumber(text) || !/^-?\d+$/.test(text) ? Number(text) : BigInt(text);
+  /^-?\d+$/.test(text) && !Number.isSafeInteger(Number(text)) ? BigInt(text) : Number(text);
 
 /**
- * Parses JSON text exactly: integers beyond 2^53 (ids such as 9007199254740993) come back as `bigint` instead of
- * being rounded. Text without such a literal takes the native `JSON.parse` (the lossless parser is several times
+ * Parses JSON text exactly (a page, a stored doc, a write body): integers beyond 2^53 (ids such as
+ * 9007199254740993) come back as `bigint` instead of being rounded. Text without such a literal takes the native `JSON.parse` (the lossless parser is several times
  * slower, so only the pages that need it pay: see docs/benchmarks.md).
  */
 export function parseExactJson(text: string): JsonValue {
@@ -29,18 +32,4 @@ export function stringifyJson(value: JsonValue): string {
     if (!(err instanceof TypeError)) throw err;
     return stringifyLossless(value) as string;
   }
-}
-
-/** Every integer literal a JS number would not hold exactly (beyond ±(2^53 − 1)) becomes `bigint`. */
-const parseIntegerExactly = (text: string): number | bigint =>
-  /^-?\d+$/.test(text) && !Number.isSafeInteger(Number(text)) ? BigInt(text) : Number(text);
-
-/**
- * Parses JSON text a caller wrote (a write body): as `parseExactJson`, but every integer literal outside the safe
- * range comes back as `bigint`, 9007199254740992 (2^53 itself) included, so a number in the result is always one the
- * caller's text meant exactly, never one rounded on the way in.
- */
-export function parseJsonIntegersExactly(text: string): JsonValue {
-  if (!LONG_INTEGER.test(text)) return JSON.parse(text) as JsonValue;
-  return parseLossless(text, null, parseIntegerExactly) as JsonValue;
 }

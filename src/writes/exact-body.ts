@@ -1,4 +1,4 @@
-import { parseJsonIntegersExactly, stringifyJson } from '../vocabulary/exact-json.js';
+import { parseExactJson, stringifyJson } from '../vocabulary/exact-json.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../vocabulary/ids.js';
 import type { WriteJobData } from './write-job.js';
 
@@ -64,7 +64,7 @@ export function jobDataFromRedis(raw: unknown): unknown {
   if (typeof r.body !== 'string') return raw;
   let body: JsonValue;
   try {
-    body = parseJsonIntegersExactly(r.body);
+    body = parseExactJson(r.body);
   } catch (err) {
     throw new SyntaxError(`body is JSON text that is not valid JSON: ${(err as Error).message.split('\n')[0]}`);
   }
