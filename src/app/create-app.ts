@@ -110,6 +110,8 @@ export interface App extends AsyncDisposable {
   /** The Redis connection (gates in Redis only) and the key prefix. */
   readonly redis: Redis | null;
   readonly prefix: string;
+  /** HTTP pools (undici Agents) this app opened for the partners clients: one (the worker logs it at start). */
+  readonly httpPools: number;
   /** The tenants' settings, by slug (replaced as a whole on reload). */
   tenants(): readonly TenantSettings[];
   tenant(slug: string): TenantSettings | null;
@@ -131,10 +133,6 @@ export interface App extends AsyncDisposable {
 
 /** How long a tenant's discovered routes are reused. */
 export const ROUTES_TTL_MS = 10 * 60_000;
-
-let httpPools = 0;
-/** HTTP pools (undici Agents) opened by this process so far: one per app. For tests. */
-export const httpPoolsOpened = (): number => httpPools;
 
 /**
  * The composition root: the only place that opens the database, the HTTP pool, the rate gates and (for the
@@ -179,7 +177,7 @@ async function createProcessApp(config: Config, env: NodeJS.ProcessEnv, deps: Ap
     const mirror = await openMirror(database);
     steps.push(() => mirror.close());
     const agent = new Agent(partnersAgentOptions());
-    httpPools++;
+    const httpPools = 1;
     steps.push(() => agent.close());
 
     // One gate per key hash, wrapped here and nowhere else: instrumented (metrics), then parkable (a job waiting
@@ -277,6 +275,7 @@ async function createProcessApp(config: Config, env: NodeJS.ProcessEnv, deps: Ap
       changes: mirror.changes,
       redis,
       prefix,
+      httpPools,
       tenants: () => [...tenants.values()],
       tenant: (slug) => tenants.get(slug) ?? null,
       clientFor,

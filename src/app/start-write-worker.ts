@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { Worker } from 'bullmq';
-import { applyWriteProcessor, type WriteTenant } from '../../jobs/apply-write.js';
-import { type CloseStep, closeAll } from '../close-all.js';
-import type { ResolvedTenant } from '../config/resolve-tenants.js';
+import type { Redis } from 'ioredis';
+import { applyWriteProcessor } from '../../jobs/apply-write.js';
+import { closeAll } from '../close-all.js';
+import type { Config } from '../config/config-schema.js';
 import { describeError, UnderstudyError } from '../errors.js';
+import type { Logger } from '../log.js';
 import { instrumentWriteWorker } from '../ops/instrument-writes.js';
 import { closeWorker } from '../queue/close-worker.js';
 import { collectionLockKey, tryCollectionLock } from '../queue/collection-lock.js';
@@ -11,10 +13,11 @@ import { addCollectionJob, openSyncQueue, type SyncQueue } from '../queue/queues
 import { createRecordOrder } from '../queue/redis-record-order.js';
 import { isRedisConnectionError } from '../queue/redis-settings.js';
 import { isPendingJob, openWritesQueue, WRITES_QUEUE, type WriteQueueHandle } from '../queue/write-queue.js';
-import { syncCollection } from '../sync/sync-collection.js';
-import type { CollectionSlug } from '../vocabulary/collections.js';
+import { type SyncAfterBulkDeps, syncAfterBulkWrite } from '../sync/sync-after-bulk-write.js';
 import { reconcileWriteLog } from '../writes/reconcile-write-log.js';
-import type { App, TenantSettings } from './create-app.js';
+import type { RunWriteDeps } from '../writes/run-write.js';
+import type { App } from './create-app.js';
+import { othersWaitingOn } from './worker-fairness.js';
 
 /** What a caller may tune of the app's write worker (the rest comes from the app and its config). */
 export interface WriteWorkerTuning {
@@ -66,8 +69,6 @@ export interface WriteWorkerTuning {
 export interface WriteWorker extends AsyncDisposable {
   readonly worker: Worker;
   readonly queue: WriteQueueHandle;
-  /** Takes the app's tenants again (config reload): current keys' clients; writes in flight keep theirs. */
-  reload(): void;
   /** Stops taking writes, waits for those in flight (or hands them back), then closes what it opened. Idempotent. */
   close(): Promise<void>;
 }
@@ -75,17 +76,9 @@ export interface WriteWorker extends AsyncDisposable {
 /** Default of config `writes.maxRateLimitWaitMs`: a write gives up after an hour of 429s. */
 export const DEFAULT_MAX_RATE_LIMIT_WAIT_MS = 3_600_000;
 
-/**
- * Starts the write side of `understudy worker` on the app's resources: its Redis connection and key prefix, its
- * rate gates (Redis-backed, instrumented and parkable, built in createApp), its clients, store, write log and route
- * cache; config `writes` and `worker` for attempts and locks (`tuning` wins over them). A reload of the app replaces
- * the tenants. The app must have Redis (profile `worker`).
- */
-export async function startWriteWorker(app: App, tuning: WriteWorkerTuning = {}): Promise<WriteWorker> {
-  const { config } = app;
-  const redis = app.redis;
-  if (!redis) throw new TypeError('startWriteWorker needs an app with Redis (createApp profile "worker")');
-  const opts: WriteWorkerTuning = {
+/** The tuning in force: the caller's, else config `writes` and `worker`. */
+function tuningOf(config: Config, tuning: WriteWorkerTuning): WriteWorkerTuning {
+  return {
     ...(config.writes?.attempts ? { attempts: config.writes.attempts } : {}),
     ...(config.writes?.maxRateLimitWaitMs !== undefined
       ? { maxRateLimitWaitMs: config.writes.maxRateLimitWaitMs }
@@ -94,110 +87,118 @@ export async function startWriteWorker(app: App, tuning: WriteWorkerTuning = {})
     ...(config.worker?.stalledIntervalMs ? { stalledIntervalMs: config.worker.stalledIntervalMs } : {}),
     ...tuning,
   };
-  const { prefix, writeLog } = app;
-  const log = app.log.child({ queue: WRITES_QUEUE });
-  const stop = new AbortController();
-  const stopping = opts.stopping ? AbortSignal.any([opts.stopping, stop.signal]) : stop.signal;
-  const queue = openWritesQueue(redis, prefix);
-  let syncQueue: SyncQueue | null = null;
-  const syncQueueOf = () => {
-    syncQueue ??= openSyncQueue(redis, prefix);
-    return syncQueue;
-  };
-  const order = createRecordOrder({ redis, prefix, isPending: (id) => isPendingJob(queue, id) });
+}
 
-  // Each tenant's client (its key, its key's gate, the app's one pool), as the app holds it now.
-  const tenants = new Map<string, { resolved: ResolvedTenant; tenant: WriteTenant }>();
-  const setTenants = (settings: readonly TenantSettings[]) => {
-    tenants.clear();
-    for (const t of settings)
-      tenants.set(t.resolved.slug, {
-        resolved: t.resolved,
-        tenant: { client: t.client, mirrorDrafts: t.resolved.drafts },
-      });
-  };
-  setTenants(app.tenants());
+/** What the write worker's parts share. */
+interface WriteWorkerParts {
+  readonly app: App;
+  readonly redis: Redis;
+  readonly opts: WriteWorkerTuning;
+  readonly log: Logger;
+  readonly queue: WriteQueueHandle;
+  /** The sync queue, opened on the first bulk write that queues a sync. */
+  readonly syncQueue: () => SyncQueue;
+  readonly stopping: AbortSignal;
+}
 
-  const queueSync = async (tenant: string, collection: CollectionSlug) => {
-    const id = await addCollectionJob(syncQueueOf(), {
-      tenant: tenants.get(tenant)?.resolved.slug ?? (tenant as ResolvedTenant['slug']),
-      collection,
-      mode: 'incremental',
-    });
-    log.info({ tenant, collection, syncJobId: id }, 'bulk write: incremental sync queued');
-  };
-
-  const afterBulk = async (tenant: string, collection: CollectionSlug, signal: AbortSignal): Promise<void> => {
-    const entry = tenants.get(tenant);
-    if (!entry) return;
-    if ((opts.bulkSync ?? 'inline') === 'queue') return queueSync(tenant, collection);
-    const lock = await tryCollectionLock({
-      redis,
-      key: collectionLockKey(prefix, tenant, collection),
-      token: `write-${randomUUID()}`,
-      ttlMs: 60_000,
-      log,
-    });
-    if (!lock.held) return queueSync(tenant, collection);
-    try {
-      const { resolved, tenant: t } = entry;
-      const known = await app.routesOf(tenant, signal);
-      const report = await syncCollection(
-        { client: t.client, store: app.store, log },
-        {
-          slug: resolved.slug,
-          drafts: resolved.drafts,
-          ...(resolved.collections ? { collections: resolved.collections } : {}),
-          ...(resolved.locales ? { locales: resolved.locales } : {}),
-        },
-        collection,
-        'incremental',
-        known,
-        signal,
-      );
-      if (report.error) throw new UnderstudyError('US_UPSTREAM', `incremental sync of ${collection}: ${report.error}`);
-      if (report.skipped) log.warn({ collection, reason: report.skipped }, 'bulk write: collection cannot be synced');
-    } finally {
-      await lock.lock.release();
-    }
-  };
-
-  let headOfQueue: { at: number; tenants: Promise<Set<string>> } | null = null;
-  const processor = applyWriteProcessor({
-    tenantFor: (slug) => tenants.get(slug)?.tenant ?? null,
+/** The sync after a bulk write (src/sync/sync-after-bulk-write.ts) on the app's tenants, lock and sync queue. */
+function afterBulkOf(p: WriteWorkerParts): RunWriteDeps['afterBulk'] {
+  const { app, redis, log } = p;
+  const deps: SyncAfterBulkDeps = {
+    mode: p.opts.bulkSync ?? 'inline',
     store: app.store,
-    writeLog,
-    order,
+    log,
+    routesOf: app.routesOf,
+    takeLock: (tenant, collection) =>
+      tryCollectionLock({
+        redis,
+        key: collectionLockKey(app.prefix, tenant, collection),
+        token: `write-${randomUUID()}`,
+        ttlMs: 60_000,
+        log,
+      }),
+    queueSync: (tenant, collection) => addCollectionJob(p.syncQueue(), { tenant, collection, mode: 'incremental' }),
+  };
+  return async (tenant, collection, signal) => {
+    const t = app.tenant(tenant);
+    if (t) await syncAfterBulkWrite(deps, t, collection, signal);
+  };
+}
+
+/** The write processor over the app's tenants (as the app holds them now), store, write log and record order. */
+function writeProcessor(p: WriteWorkerParts) {
+  const { app, opts, queue } = p;
+  return applyWriteProcessor({
+    tenantFor: (slug) => {
+      const t = app.tenant(slug);
+      return t ? { client: t.client, mirrorDrafts: t.resolved.drafts } : null;
+    },
+    store: app.store,
+    writeLog: app.writeLog,
+    order: createRecordOrder({ redis: p.redis, prefix: app.prefix, isPending: (id) => isPendingJob(queue, id) }),
     promote: async (jobId) => {
       const job = await queue.getJob(jobId);
       if (job && (await job.getState()) === 'delayed') await job.promote().catch(() => undefined);
     },
-    afterBulk,
+    afterBulk: afterBulkOf(p),
     attempts: opts.attempts ?? 8,
     backoff: { baseMs: opts.backoffMs ?? 1000, maxMs: opts.maxBackoffMs ?? 60_000 },
     maxRateLimitWaitMs: opts.maxRateLimitWaitMs ?? DEFAULT_MAX_RATE_LIMIT_WAIT_MS,
     orderRecheckMs: opts.orderRecheckMs ?? 2000,
     ...(opts.parking === null ? {} : { parking: opts.parking ?? { afterMs: 5000, retryInMs: 1000 } }),
-    othersWaiting: async (tenant) => {
-      // The head of the queue is what a freed slot would take next; read it at most once a second.
-      if (!headOfQueue || Date.now() - headOfQueue.at > 1000) {
-        const at = Date.now();
-        const tenants = queue
-          .getWaiting(0, 19)
-          .then((jobs) => new Set(jobs.map((j) => String((j?.data as { tenant?: unknown } | undefined)?.tenant))));
-        headOfQueue = { at, tenants };
-      }
-      const waiting = await headOfQueue.tenants;
-      return [...waiting].some((t) => t !== tenant);
-    },
-    stopping,
-    log,
+    othersWaiting: othersWaitingOn(app, queue, WRITE_HEAD_DEPTH),
+    stopping: p.stopping,
+    log: p.log,
     ...(opts.random ? { random: opts.random } : {}),
   });
+}
+
+/** How many waiting writes the fairness rule reads as the head of the queue. */
+const WRITE_HEAD_DEPTH = 20;
+
+/**
+ * Keeps write_log in each job's final state, also when the process that ran it died: a sweep at start, then every
+ * `everyMs`, and at once for a job found stalled (BullMQ requeued it, or failed it after too many stalls) or failed.
+ * `stop()` ends the sweeps and waits for those running.
+ */
+function sweepWriteLog(p: WriteWorkerParts, worker: Worker, everyMs: number): { stop(): Promise<void> } {
+  const { queue, log } = p;
+  const reconcile = (jobIds?: readonly string[]) =>
+    reconcileWriteLog({ queue, writeLog: p.app.writeLog, log }, jobIds).catch((err: unknown) => {
+      log.warn({ err: describeError(err) }, 'write_log sweep failed');
+      return 0;
+    });
+  const sweeps = new Set<Promise<number>>();
+  const track = (jobIds?: readonly string[]) => {
+    const sweep = reconcile(jobIds);
+    sweeps.add(sweep);
+    void sweep.finally(() => sweeps.delete(sweep)); // tracked in `sweeps`, awaited by stop()
+  };
+  track();
+  const timer = setInterval(() => track(), everyMs);
+  timer.unref();
+  worker.on('stalled', (jobId) => {
+    log.warn({ jobId }, 'write stalled: its worker died; BullMQ takes it up again or fails it');
+    track([jobId]);
+  });
+  worker.on('failed', (job) => {
+    if (job?.id) track([job.id]);
+  });
+  return {
+    async stop() {
+      clearInterval(timer);
+      await Promise.all([...sweeps]);
+    },
+  };
+}
+
+/** The BullMQ worker of the writes queue, its lock and stall settings from the tuning. */
+function writesWorker(p: WriteWorkerParts): Worker {
+  const { opts, log } = p;
   const lockDuration = opts.lockDurationMs ?? 30_000;
-  const worker = new Worker(WRITES_QUEUE, processor, {
-    connection: redis,
-    prefix,
+  const worker = new Worker(WRITES_QUEUE, writeProcessor(p), {
+    connection: p.redis,
+    prefix: p.app.prefix,
     concurrency: opts.concurrency ?? 8,
     autorun: true,
     lockDuration,
@@ -208,69 +209,67 @@ export async function startWriteWorker(app: App, tuning: WriteWorkerTuning = {})
   worker.on('error', (err) => {
     if (!isRedisConnectionError(err)) log.warn({ err: describeError(err) }, 'write worker error');
   });
-  // write_log must end in each job's final state, also when the process that ran it died: sweep at start, then
-  // periodically, and at once for a job found stalled (BullMQ requeued it, or failed it after too many stalls).
-  const reconcile = (jobIds?: readonly string[]) =>
-    reconcileWriteLog({ queue, writeLog, log }, jobIds).catch((err: unknown) => {
-      log.warn({ err: describeError(err) }, 'write_log sweep failed');
-      return 0;
-    });
-  const sweeps = new Set<Promise<number>>();
-  const track = (p: Promise<number>) => {
-    sweeps.add(p);
-    void p.finally(() => sweeps.delete(p)); // tracked in `sweeps`, awaited by close()
+  return worker;
+}
+
+/**
+ * Starts the write side of `understudy worker` on the app's resources: its Redis connection and key prefix, its
+ * rate gates (Redis-backed, instrumented and parkable, built in createApp), its clients, store, write log and route
+ * cache; config `writes` and `worker` for attempts and locks (`tuning` wins over them). Each write takes its
+ * tenant's client as the app holds it then, so a reload of the app applies to the writes that start after it. The
+ * app must have Redis (profile `worker`).
+ */
+export async function startWriteWorker(app: App, tuning: WriteWorkerTuning = {}): Promise<WriteWorker> {
+  const redis = app.redis;
+  if (!redis) throw new TypeError('startWriteWorker needs an app with Redis (createApp profile "worker")');
+  const opts = tuningOf(app.config, tuning);
+  const stop = new AbortController();
+  const queue = openWritesQueue(redis, app.prefix);
+  let syncQueue: SyncQueue | null = null;
+  const p: WriteWorkerParts = {
+    app,
+    redis,
+    opts,
+    log: app.log.child({ queue: WRITES_QUEUE }),
+    queue,
+    syncQueue: () => {
+      syncQueue ??= openSyncQueue(redis, app.prefix);
+      return syncQueue;
+    },
+    stopping: opts.stopping ? AbortSignal.any([opts.stopping, stop.signal]) : stop.signal,
   };
-  track(reconcile());
-  const sweepTimer = setInterval(() => track(reconcile()), opts.sweepEveryMs ?? 60_000);
-  sweepTimer.unref();
-  worker.on('stalled', (jobId) => {
-    log.warn({ jobId }, 'write stalled: its worker died; BullMQ takes it up again or fails it');
-    track(reconcile([jobId]));
-  });
-  worker.on('failed', (job) => {
-    if (job?.id) track(reconcile([job.id]));
-  });
+  const worker = writesWorker(p);
+  const sweeps = sweepWriteLog(p, worker, opts.sweepEveryMs ?? 60_000);
   // Not awaited: with Redis down at start the worker keeps reconnecting in the background, and the process must
   // still answer SIGTERM. BullMQ takes jobs once connected, including those queued before.
-  log.info({ tenants: [...tenants.keys()], concurrency: opts.concurrency ?? 8 }, 'write worker started');
+  const tenants = app.tenants().map((t) => t.resolved.slug);
+  p.log.info({ tenants, concurrency: opts.concurrency ?? 8 }, 'write worker started');
+  if (app.metrics) instrumentWriteWorker(worker, app.metrics);
 
   let closing: Promise<void> | null = null;
-  const handle: WriteWorker = {
-    worker,
-    queue,
-    reload: () => setTenants(app.tenants()),
-    [Symbol.asyncDispose]: () => handle.close(),
-    close() {
-      closing ??= (async () => {
-        // Writes in flight get a grace period to finish; then their waits and requests are aborted and handed back.
-        const grace = setTimeout(
-          () => stop.abort(new UnderstudyError('US_ABORTED', 'write worker closing')),
-          opts.graceMs ?? 3000,
-        );
-        grace.unref();
-        const steps: CloseStep[] = [
-          async () => {
-            try {
-              // Not a bare worker.close(): closing mid-handshake would leave BullMQ an unhandled rejection.
-              await closeWorker(worker);
-            } finally {
-              clearTimeout(grace);
-            }
-          },
-          async () => {
-            clearInterval(sweepTimer);
-            await Promise.all([...sweeps]);
-          },
-          () => queue.close(),
-          async () => syncQueue?.close(),
-        ];
-        await closeAll(steps, 'the write worker');
-      })();
-      return closing;
-    },
+  const close = (): Promise<void> => {
+    closing ??= closeAll(
+      [
+        () => closeWithGrace(worker, stop, opts.graceMs ?? 3000),
+        () => sweeps.stop(),
+        () => queue.close(),
+        async () => syncQueue?.close(),
+      ],
+      'the write worker',
+    );
+    return closing;
   };
+  return { worker, queue, close, [Symbol.asyncDispose]: close };
+}
 
-  if (app.metrics) instrumentWriteWorker(worker, app.metrics);
-  app.onReload(() => handle.reload());
-  return handle;
+/** Closes the worker; writes in flight get `graceMs` to finish, then their waits and requests are aborted. */
+async function closeWithGrace(worker: Worker, stop: AbortController, graceMs: number): Promise<void> {
+  const grace = setTimeout(() => stop.abort(new UnderstudyError('US_ABORTED', 'write worker closing')), graceMs);
+  grace.unref();
+  try {
+    // Not a bare worker.close(): closing mid-handshake would leave BullMQ an unhandled rejection.
+    await closeWorker(worker);
+  } finally {
+    clearTimeout(grace);
+  }
 }

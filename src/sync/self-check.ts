@@ -7,6 +7,7 @@ import { keyFieldFor } from './position.js';
 import { PUBLISHED, type Store, type SyncKey } from './store-port.js';
 import { DEFAULT_PAGE_SIZE, type TenantTarget } from './sync-run.js';
 import { variantsFor } from './variants.js';
+import { wantedCollections } from './wanted-collections.js';
 
 /** One collection and variant compared: counts, and (unless only counts were compared) ids and versions. */
 export interface CheckCounts {
@@ -129,7 +130,7 @@ export async function checkTenant(deps: CheckDeps, target: TenantTarget, routes:
   const out: TenantCheck = { slug: target.slug, collections: [], skipped: [], requests: 0, aheadOfUpstream: [] };
   const opts: CallOptions = { signal: deps.signal, onAttempt: () => requests++ };
   const now = () => (deps.now?.() ?? new Date()).toISOString();
-  const wanted = target.collections && target.collections.length > 0 ? target.collections : COLLECTIONS;
+  const wanted = wantedCollections(target);
   for (const collection of COLLECTIONS.filter((c) => wanted.includes(c))) {
     if (!routes.list.has(collection)) {
       out.skipped.push({ collection, reason: 'no list route to count it by' });

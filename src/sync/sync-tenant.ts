@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { UnderstudyError } from '../errors.js';
-import { COLLECTIONS, type CollectionSlug } from '../vocabulary/collections.js';
+import type { CollectionSlug } from '../vocabulary/collections.js';
 import { discoverRoutes, type ReadRoutes } from './discover-routes.js';
 import { reachability } from './reachability.js';
 import { edgesTo } from './references.js';
@@ -12,6 +12,7 @@ import {
   syncCollection,
   type TenantTarget,
 } from './sync-collection.js';
+import { wantedCollections } from './wanted-collections.js';
 
 export interface TenantReport {
   slug: string;
@@ -61,7 +62,7 @@ export async function syncTenant(
   const log = deps.log.child({ tenant: target.slug });
   const routes = known ?? (await discoverRoutes(deps.client, { signal }));
   log.debug({ source: routes.source, list: [...routes.list], get: [...routes.get] }, 'routes discovered');
-  const wanted = target.collections && target.collections.length > 0 ? target.collections : COLLECTIONS;
+  const wanted = wantedCollections(target);
   const run = { ...deps, runId: deps.runId ?? randomUUID() };
   // Report in the order the user knows them, not the order they ran in; kept so after every collection, since
   // `report` (the caller's, when given) still tells what was done if a refused key or an abort ends the run.
