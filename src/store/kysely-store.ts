@@ -11,6 +11,7 @@ import type {
   WriteBatch,
   WriteResult,
 } from '../sync/store-port.js';
+import { type Clock, systemClock } from '../vocabulary/clock.js';
 import type { CollectionSlug } from '../vocabulary/collections.js';
 import { parseExactJson } from '../vocabulary/exact-json.js';
 import type { TenantSlug, UpstreamDoc } from '../vocabulary/ids.js';
@@ -42,7 +43,11 @@ export class KyselyStore implements Store {
   private readonly rows: RecordRows;
   private closing: Promise<void> | undefined;
 
-  constructor(private readonly engine: StoreEngine) {
+  /** `clock`: what lease expiry and renewal are reckoned by (a test's clock, moved by hand; default the real one). */
+  constructor(
+    private readonly engine: StoreEngine,
+    private readonly clock: Clock = systemClock,
+  ) {
     this.rows = new RecordRows(engine);
   }
 
@@ -70,7 +75,8 @@ export class KyselyStore implements Store {
     const now = batch.now ?? new Date().toISOString();
     return this.tx(`write ${key.collection}`, async (db) => {
       // First, the fence: it also takes the write lock before anything is read.
-      if (batch.fence && !(await leases.renew(db, batch.fence))) throw new LeaseLostError(batch.fence);
+      if (batch.fence && !(await leases.renew(db, batch.fence, this.clock.now())))
+        throw new LeaseLostError(batch.fence);
       const origin = { source: batch.source ?? 'sync', runId: batch.runId ?? null };
       const changesRows =
         (batch.upserts?.length ?? 0) > 0 || (batch.deletes?.length ?? 0) > 0 || !!batch.tombstoneUnseen;
@@ -115,15 +121,17 @@ export class KyselyStore implements Store {
     ttlMs: number,
     opts: { readonly takeOverFrom?: string } = {},
   ): Promise<Lease | null> {
-    return this.tx('acquireLease', (db) => leases.acquire(db, tenant, collection, holder, ttlMs, opts.takeOverFrom));
+    return this.tx('acquireLease', (db) =>
+      leases.acquire(db, tenant, collection, holder, ttlMs, this.clock.now(), opts.takeOverFrom),
+    );
   }
 
   leaseHolder(tenant: TenantSlug, collection: CollectionSlug): Promise<{ holder: string; expiresAt: string } | null> {
-    return this.read('leaseHolder', (db) => leases.holder(db, tenant, collection));
+    return this.read('leaseHolder', (db) => leases.holder(db, tenant, collection, this.clock.now()));
   }
 
   renewLease(lease: Lease): Promise<boolean> {
-    return this.tx('renewLease', (db) => leases.renew(db, lease));
+    return this.tx('renewLease', (db) => leases.renew(db, lease, this.clock.now()));
   }
 
   releaseLease(lease: Lease): Promise<void> {

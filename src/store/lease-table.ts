@@ -11,6 +11,7 @@ const at = (ms: number): string => new Date(ms).toISOString();
  * changes hands bumps its fencing token; every fenced commit re-checks the token inside its own transaction (and
  * renews the lease), so a run that lost its lease can commit nothing. Lease rows are transactional (no session-level
  * locks a connection pooler could leak), and on PostgreSQL the row lock serialises a commit and a takeover.
+ * Expiry is compared in SQL with the `now` the caller passes (milliseconds, from the store's clock).
  */
 export const leases = {
   /** Takes the lease when it is free, expired, or `holder`'s own; null when another live holder has it. */
@@ -20,9 +21,9 @@ export const leases = {
     collection: CollectionSlug,
     holder: string,
     ttlMs: number,
+    now: number,
     takeOverFrom?: string,
   ): Promise<Lease | null> {
-    const now = Date.now();
     const r = await db
       .insertInto('sync_leases')
       .values({ tenant, collection, holder, token: 1, acquired_at: at(now), expires_at: at(now + ttlMs) })
@@ -49,27 +50,28 @@ export const leases = {
     return r ? { tenant, collection, holder, token: Number(r.token), ttlMs } : null;
   },
 
-  /** The live holder of a lease and when it expires, or null. */
+  /** The live holder of a lease at `now` and when it expires, or null. */
   async holder(
     db: Kysely<Database>,
     tenant: TenantSlug,
     collection: CollectionSlug,
+    now: number,
   ): Promise<{ holder: string; expiresAt: string } | null> {
     const r = await db
       .selectFrom('sync_leases')
       .select(['holder', 'expires_at'])
       .where('tenant', '=', tenant)
       .where('collection', '=', collection)
-      .where('expires_at', '>=', at(Date.now()))
+      .where('expires_at', '>=', at(now))
       .executeTakeFirst();
     return r ? { holder: r.holder, expiresAt: r.expires_at } : null;
   },
 
-  /** Extends the lease by its `ttlMs` from now while it still holds `lease.token`; false when it changed hands. */
-  async renew(db: Kysely<Database>, lease: Lease): Promise<boolean> {
+  /** Extends the lease by its `ttlMs` from `now` while it still holds `lease.token`; false when it changed hands. */
+  async renew(db: Kysely<Database>, lease: Lease, now: number): Promise<boolean> {
     const r = await db
       .updateTable('sync_leases')
-      .set({ expires_at: at(Date.now() + lease.ttlMs) })
+      .set({ expires_at: at(now + lease.ttlMs) })
       .where('tenant', '=', lease.tenant)
       .where('collection', '=', lease.collection)
       .where('holder', '=', lease.holder)

@@ -1,6 +1,7 @@
 import type { ChangeLog } from '../changes/change-log-port.js';
 import type { CheckStore } from '../sync/self-check.js';
 import type { Store } from '../sync/store-port.js';
+import type { Clock } from '../vocabulary/clock.js';
 import type { WriteLog } from '../writes/write-log.js';
 import { KyselyChangeLog } from './change-log.js';
 import { KyselyStore } from './kysely-store.js';
@@ -25,11 +26,11 @@ export interface Mirror {
 /**
  * Opens the mirror named by `database` (a SQLite path, created when missing, or a PostgreSQL URL), brings its
  * schema to the latest migration, and builds the store, the write log and the health queries over the same
- * connection and Kysely instance.
+ * connection and Kysely instance. The store reckons lease expiry by `clock` (default the real one).
  */
-export async function openMirror(database: string): Promise<Mirror> {
+export async function openMirror(database: string, clock?: Clock): Promise<Mirror> {
   const engine = await openMigratedEngine(database);
-  const store = new KyselyStore(engine);
+  const store = new KyselyStore(engine, clock);
   return {
     store,
     writeLog: kyselyWriteLog(engine.db),

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
+import type { Clock } from '../vocabulary/clock.js';
 import type { CollectionSlug } from '../vocabulary/collections.js';
 import type { TenantSlug } from '../vocabulary/ids.js';
 import type { Lease, Store } from './store-port.js';
@@ -29,16 +30,23 @@ export function holderIsDead(holder: string): boolean {
 }
 
 /**
- * Takes the lease on a tenant's collection, asking again every half second for up to `waitMs` while another live
- * run holds it; null when it is still held then (or `signal` aborted the wait). A holder that died on this host is
- * taken over at once.
+ * Takes the lease on a tenant's collection, asking again every half second for up to `waitMs` (by `clock`) while
+ * another live run holds it; null when it is still held then (or `signal` aborted the wait). A holder that died on
+ * this host is taken over at once.
  */
 export async function takeLease(
   store: Store,
   target: { readonly tenant: TenantSlug; readonly collection: CollectionSlug },
-  opts: { readonly holder: string; readonly ttlMs: number; readonly waitMs: number; readonly signal: AbortSignal },
+  opts: {
+    readonly holder: string;
+    readonly ttlMs: number;
+    readonly waitMs: number;
+    readonly clock: Clock;
+    readonly signal: AbortSignal;
+  },
 ): Promise<Lease | null> {
-  const until = Date.now() + opts.waitMs;
+  const { clock } = opts;
+  const until = clock.now() + opts.waitMs;
   for (;;) {
     let lease = await store.acquireLease(target.tenant, target.collection, opts.holder, opts.ttlMs);
     if (!lease) {
@@ -48,10 +56,10 @@ export async function takeLease(
           takeOverFrom: current.holder,
         });
     }
-    if (lease || Date.now() >= until || opts.signal.aborted) return lease;
+    if (lease || clock.now() >= until || opts.signal.aborted) return lease;
     // A ref'd timer: while a run waits, it is what keeps the process alive (SQLite holds no socket open; Node
     // would otherwise end the process with exit 13, its top-level await unsettled).
-    await delay(Math.min(WAIT_POLL_MS, Math.max(1, until - Date.now())), undefined, { signal: opts.signal }).catch(
+    await delay(Math.min(WAIT_POLL_MS, Math.max(1, until - clock.now())), undefined, { signal: opts.signal }).catch(
       () => undefined,
     );
   }

@@ -67,6 +67,7 @@ export async function syncCollection(
           holder: leaseHolder(),
           ttlMs: deps.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS,
           waitMs: opts.quietIfLocked ? 0 : (deps.waitMs ?? 0),
+          clock: run.clock,
           signal,
         },
       );

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { UnderstudyError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { CallOptions, ListPage, ListQuery, PartnersClient, ReadQuery } from '../partners/partners-client.js';
+import { type Clock, systemClock } from '../vocabulary/clock.js';
 import type { CollectionSlug } from '../vocabulary/collections.js';
 import type { TenantSlug, UpstreamDoc } from '../vocabulary/ids.js';
 import { EPOCH, laterOf, positionOf } from './position.js';
@@ -13,7 +14,8 @@ export interface SyncDeps {
   readonly client: PartnersClient;
   readonly store: Store;
   readonly log: Logger;
-  readonly now?: () => Date;
+  /** Where the run reads the time: its timestamps, and how long it waits for a held lease. Default the real clock. */
+  readonly clock?: Clock;
   /** Page size asked for; the upstream may clamp it, and sync follows what it reports. Default 1000. */
   readonly pageSize?: number;
   /** How far before the cursor an incremental run starts re-reading, for late-committed upstream writes. Default 1000. */
@@ -143,8 +145,12 @@ export class Run {
       },
     };
   }
+  /** The run's clock: the deps' or the real one. */
+  get clock(): Clock {
+    return this.deps.clock ?? systemClock;
+  }
   now(): string {
-    return (this.deps.now?.() ?? new Date()).toISOString();
+    return new Date(this.clock.now()).toISOString();
   }
   key(variant: Variant): SyncKey {
     return { tenant: this.tenant, collection: this.collection, variant };

@@ -8,11 +8,12 @@ import { createHttpPartnersClient, type HttpClientOptions } from '../../src/part
 import { createMemoryRateGate } from '../../src/partners/memory-rate-gate.js';
 import type { PartnersClient } from '../../src/partners/partners-client.js';
 import { type SimulatorOptions, startSimulator } from '../../src/sim/start-simulator.js';
-import { openSqliteStore } from '../../src/store/sqlite-store.js';
+import { openMirror } from '../../src/store/open-mirror.js';
 import type { Store } from '../../src/sync/store-port.js';
 import type { SyncDeps, TenantTarget } from '../../src/sync/sync-collection.js';
 import { tenantSlug } from '../../src/vocabulary/ids.js';
 import { testPool } from './http-pool.js';
+import { manualClock } from './manual-clock.js';
 
 export const silentLog = createLogger({ level: 'silent' });
 
@@ -39,12 +40,16 @@ export const unlimitedClient = (
     ...opts,
   });
 
-/** A simulator with limits off, a fresh SQLite mirror and a client for its first tenant. */
+/**
+ * A simulator with limits off, a fresh SQLite mirror and a client for its first tenant. The mirror reckons leases
+ * by `clock`, which stands still until the test moves it: a lease expires when the test says, not while it sleeps.
+ */
 export async function syncHarness(simOpts: SimulatorOptions = {}, clientOpts: Partial<HttpClientOptions> = {}) {
   const sim = await startSimulator({ port: 0, readLimit: 0, writeLimit: 0, records: 12, ...simOpts });
   onTestFinished(() => sim.close());
   const dbPath = join(tempDir(), 'mirror.db');
-  const store = await openSqliteStore(dbPath);
+  const clock = manualClock();
+  const { store } = await openMirror(dbPath, clock);
   onTestFinished(() => store.close());
   const t = sim.tenants[0];
   if (!t) throw new Error('simulator has no tenant');
@@ -62,7 +67,7 @@ export async function syncHarness(simOpts: SimulatorOptions = {}, clientOpts: Pa
     }
   };
   const upstream = (collection: Parameters<typeof sim.controls.docs>[1]) => sim.controls.docs(t.slug, collection);
-  return { sim, store, client, deps, target, query, dbPath, tenant: t, upstream };
+  return { sim, store, clock, client, deps, target, query, dbPath, tenant: t, upstream };
 }
 
 export type Harness = Awaited<ReturnType<typeof syncHarness>>;

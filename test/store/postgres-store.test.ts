@@ -6,7 +6,7 @@ import { normaliseRow, storeContract } from './store-contract.js';
 storeContract('PostgreSQL', async () => {
   const db = await createTestDatabase();
   return {
-    open: async () => new KyselyStore(await openMigratedEngine(db.url)),
+    open: async (clock) => new KyselyStore(await openMigratedEngine(db.url), clock),
     query: async (q, params) => (await pgQuery(db.url, q, params)).map(normaliseRow),
     destroy: db.drop,
   };

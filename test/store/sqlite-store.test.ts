@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TYPED_COLUMNS } from '../../src/store/columns.js';
+import { KyselyStore } from '../../src/store/kysely-store.js';
+import { openMigratedEngine } from '../../src/store/open-engine.js';
 import { openSqliteStore } from '../../src/store/sqlite-store.js';
 import type { Store } from '../../src/sync/store-port.js';
 import { COLLECTIONS, tableFor } from '../../src/vocabulary/collections.js';
@@ -29,7 +31,7 @@ storeContract('SQLite', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'understudy-'));
   const path = join(dir, 'nested', 'mirror.db');
   return {
-    open: () => openSqliteStore(path),
+    open: async (clock) => new KyselyStore(await openMigratedEngine(path), clock),
     query: async (q, params) => reader(path)(q, params),
     destroy: async () => rmSync(dir, { recursive: true, force: true }),
   };

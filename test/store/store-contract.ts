@@ -1,16 +1,21 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PUBLISHED, type Store, type SyncKey, type SyncState } from '../../src/sync/store-port.js';
+import type { Clock } from '../../src/vocabulary/clock.js';
 import type { CollectionSlug } from '../../src/vocabulary/collections.js';
 import { parseExactJson } from '../../src/vocabulary/exact-json.js';
 import { type JsonObject, tenantSlug } from '../../src/vocabulary/ids.js';
+import { type ManualClock, manualClock } from '../helpers/manual-clock.js';
 
 /**
  * A mirror for the contract suite, on one engine. `query` runs portable SQL (`?` placeholders) on a connection of
  * its own and returns rows with numbers as numbers and `doc` parsed (exactly), whatever the engine.
  */
 export interface ContractMirror {
-  /** Opens a store on the mirror (every call a new connection or pool, as a second process would). */
-  open(): Promise<Store>;
+  /**
+   * Opens a store on the mirror (every call a new connection or pool, as a second process would), reckoning lease
+   * expiry by `clock`.
+   */
+  open(clock: Clock): Promise<Store>;
   query(sqlText: string, params?: readonly unknown[]): Promise<Record<string, unknown>[]>;
   /** Drops the mirror. */
   destroy(): Promise<void>;
@@ -62,14 +67,17 @@ export function storeContract(engine: string, make: () => Promise<ContractMirror
     let mirror: ContractMirror;
     let store: Store;
     let others: Store[];
+    // Every store of a test reads the one clock, as processes on one host read one: leases expire when it moves.
+    let clock: ManualClock;
     const another = async () => {
-      const s = await mirror.open();
+      const s = await mirror.open(clock);
       others.push(s);
       return s;
     };
     beforeEach(async () => {
       mirror = await make();
-      store = await mirror.open();
+      clock = manualClock();
+      store = await mirror.open(clock);
       others = [];
     });
     afterEach(async () => {
@@ -377,7 +385,7 @@ export function storeContract(engine: string, make: () => Promise<ContractMirror
         await store.releaseLease(a!);
         const b = await store.acquireLease(T, 'series', 'run-b', 1);
         expect(b?.token).toBe(2);
-        await new Promise((r) => setTimeout(r, 5));
+        clock.advance(5);
         const c = await store.acquireLease(T, 'series', 'run-c', 60_000);
         expect(c?.token).toBe(3);
         expect(await store.renewLease(b!)).toBe(false);
@@ -387,7 +395,7 @@ export function storeContract(engine: string, make: () => Promise<ContractMirror
         const k = key('series');
         const a = await store.acquireLease(T, 'series', 'run-a', 1);
         await store.write(k, { upserts: [{ id: 's', updatedAt: at(1) }], next: blank, fence: a! });
-        await new Promise((r) => setTimeout(r, 5));
+        clock.advance(5);
         const b = await (await another()).acquireLease(T, 'series', 'run-b', 60_000);
         expect(b?.token).toBe(2);
         const state: SyncState = { ...blank, full: { runId: 'run-a', startedAt: at(1), after: null } };
@@ -512,7 +520,7 @@ export function storeContract(engine: string, make: () => Promise<ContractMirror
         await store.write(key('series'), { upserts: [{ id: 's1', updatedAt: at(1) }] });
         await store.close();
         await store.close();
-        store = await mirror.open();
+        store = await mirror.open(clock);
         expect(await store.liveIds(key('series'))).toEqual(new Set(['s1']));
       });
     });

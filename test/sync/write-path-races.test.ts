@@ -168,7 +168,7 @@ describe('a run that lost its lease', () => {
     });
     const off = h.sim.controls.beforeRequest(async (req) => {
       if (!req.path.includes(C) || ++pages !== 3) return;
-      await new Promise((res) => setTimeout(res, 120));
+      h.clock.advance(120);
       const other = await h.store.acquireLease(h.target.slug, C, 'other-run', 60_000);
       takenBy = other?.holder ?? null;
     });
