@@ -6,7 +6,7 @@ import {
   THEME_SCHEMA_COLLECTIONS,
 } from '../vocabulary/collections.js';
 import { SimHttpError } from './sim-query.js';
-import type { SimState } from './sim-server.js';
+import type { SimState } from './sim-state.js';
 
 /** The answer to a method the path does not serve: 405 with `Allow`, or 404 when it serves none. */
 export const routeMissing = (allowed: string[]): SimHttpError =>

@@ -1,6 +1,9 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { UnderstudyError } from '../errors.js';
+import { isJsonObject, type JsonValue } from '../vocabulary/ids.js';
+import { HUGE_DEFAULT_BYTES, sendHugeBody } from './sim-huge.js';
+import { send } from './sim-respond.js';
 
 /** Faults injected for the next N matching requests. */
 export interface FaultSpec {
@@ -104,3 +107,73 @@ export function answerAfter(fault: ActiveFault, socket: Socket, res: ServerRespo
     }
   }
 }
+
+/** What a fault did before the request was handled: answered it, or let it through with this query string. */
+export type BeforeOutcome = { readonly answered: true } | { readonly answered: false; readonly query: string };
+
+const ANSWERED: BeforeOutcome = { answered: true };
+
+/** The query string without `where` and `page` (the `stale-page` fault: a cache that ignores them). */
+const staleQuery = (search: string): string => {
+  const params = new URLSearchParams(search);
+  for (const k of [...params.keys()]) if (k === 'page' || k === 'where' || k.startsWith('where[')) params.delete(k);
+  return params.toString();
+};
+
+const sendInjectedStatus = (res: ServerResponse, status: number): void =>
+  send(res, status, { errors: [{ message: status >= 500 ? 'Service Unavailable' : `Injected ${status}` }] });
+
+const sendMalformed = (res: ServerResponse): void => {
+  const text = '{"docs":[{"id":"';
+  res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': text.length });
+  res.end(text);
+};
+
+const sendRateLimited = (res: ServerResponse, retryAfterSeconds: number | undefined): void => {
+  const secs = String(retryAfterSeconds ?? 1);
+  send(
+    res,
+    429,
+    { errors: [{ message: 'Too many requests' }] },
+    { 'retry-after': secs, 'ratelimit-limit': '0', 'ratelimit-remaining': '0', 'ratelimit-reset': secs },
+  );
+};
+
+/**
+ * Applies a fault before the request is handled (before auth and the rate limit): it answers in the request's
+ * place, or waits (`latency`), or changes the query (`stale-page`) and lets the request through.
+ */
+export async function answerBefore(
+  fault: ActiveFault,
+  req: IncomingMessage,
+  res: ServerResponse,
+  search: string,
+): Promise<BeforeOutcome> {
+  switch (fault.kind) {
+    case 'latency':
+      await new Promise((r) => setTimeout(r, fault.ms ?? 200));
+      return { answered: false, query: search };
+    case 'stale-page':
+      return { answered: false, query: staleQuery(search) };
+    case 'reset':
+      req.socket.destroy();
+      return ANSWERED;
+    case 'status':
+      sendInjectedStatus(res, fault.status ?? 503);
+      return ANSWERED;
+    case 'malformed':
+      sendMalformed(res);
+      return ANSWERED;
+    case 'huge':
+      await sendHugeBody(res, Math.floor(fault.bytes ?? HUGE_DEFAULT_BYTES), fault.chunked === true);
+      return ANSWERED;
+    case 'rate-limit':
+      sendRateLimited(res, fault.retryAfterSeconds);
+      return ANSWERED;
+  }
+}
+
+/** A stale cache in front of the upstream (`stale-page`): a list answer always says "more to come", page 2. */
+export const markStale = (body: JsonValue): void => {
+  if (isJsonObject(body) && Array.isArray(body.docs)) Object.assign(body, { hasNextPage: true, nextPage: 2 });
+};

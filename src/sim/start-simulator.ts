@@ -1,23 +1,22 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { UnderstudyError } from '../errors.js';
-import { COLLECTIONS, type CollectionSlug, isCollectionSlug, type RouteSet } from '../vocabulary/collections.js';
-import { isJsonObject, type JsonObject, type JsonValue } from '../vocabulary/ids.js';
+import type { RouteSet } from '../vocabulary/collections.js';
 import { Prng } from './prng.js';
+import { admin } from './sim-admin-routes.js';
+import { createControls, type MutatorSlot, type MutatorSpec, type SimControls } from './sim-controls.js';
 import { generateTenants } from './sim-db.js';
 import { FaultQueue, type FaultSpec } from './sim-faults.js';
 import type { MutateResult, MutateSpec } from './sim-mutate.js';
 import { type RateLimits, RollingLimiter } from './sim-rate-limit.js';
+import { handle } from './sim-server.js';
 import {
   type BeforeRequestHook,
-  docsOf,
   emptyCounters,
-  handle,
   type RequestLogEntry,
-  runMutation,
   type SimCounters,
   type SimState,
-} from './sim-server.js';
+} from './sim-state.js';
 
 export interface SimulatorOptions {
   /** Default 0 (a free port). */
@@ -60,41 +59,6 @@ export interface SimTenant {
   key: string;
 }
 
-export interface MutatorSpec {
-  tenant: string;
-  /** Default: every collection but custom-attributes, in turn. */
-  collection?: CollectionSlug;
-  /** Ticks per second. */
-  perSecond: number;
-  /** Per tick; default 0 creates, 1 edit, 0 deletes. */
-  creates?: number;
-  edits?: number;
-  deletes?: number;
-  sameUpdatedAt?: boolean;
-}
-
-export interface SimControls {
-  /** The next `count` matching data requests get the fault. */
-  injectFaults(spec: FaultSpec): void;
-  clearFaults(): void;
-  /** Runs before each data request is handled (awaited); returns an unsubscribe function. */
-  beforeRequest(hook: BeforeRequestHook): () => void;
-  /** Deterministic creates, edits and deletes (see docs/simulator.md). */
-  mutate(spec: MutateSpec): MutateResult;
-  startMutator(spec: MutatorSpec): void;
-  stopMutator(): void;
-  counters(): SimCounters;
-  requestLog(): RequestLogEntry[];
-  /** Clears faults, counters, the request log and the rate-limit windows (not the data). */
-  reset(): void;
-  setRateLimits(limits: Partial<RateLimits>): void;
-  /**
-   * Records of a collection as a published `?depth=0` read returns them (never-published ones left out), in id
-   * order; with `{ draft: true }`, as a `draft=true` read does (every record, newest draft where one exists).
-   */
-  docs(tenant: string, collection: CollectionSlug, opts?: { readonly draft?: boolean }): readonly JsonObject[];
-}
-
 export interface Simulator {
   /** Origin, e.g. http://127.0.0.1:41234 (the API is at `${url}/partners/...`). */
   url: string;
@@ -104,12 +68,22 @@ export interface Simulator {
   close(): Promise<void>;
 }
 
-export type { BeforeRequestHook, FaultSpec, MutateResult, MutateSpec, RateLimits, RequestLogEntry, SimCounters };
+export type {
+  BeforeRequestHook,
+  FaultSpec,
+  MutateResult,
+  MutateSpec,
+  MutatorSpec,
+  RateLimits,
+  RequestLogEntry,
+  SimControls,
+  SimCounters,
+};
 
 const limitOf = (n: number | undefined, dflt: number): number => (n === undefined ? dflt : n);
 
-/** Starts the Partners API simulator on a port of its own. */
-export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simulator> {
+/** A fresh simulator state for the options: generated tenants, limits, an empty fault queue and log. */
+function createState(opts: SimulatorOptions): SimState {
   const seed = opts.seed ?? 1;
   const tenants = generateTenants({
     seed,
@@ -121,19 +95,17 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   const now = (): number => Date.now();
   // Small data sets are built now; large ones on each tenant's first request (see docs/simulator.md).
   if ((opts.records ?? 40) <= 2000) for (const t of tenants) t.prepare();
-  const state: SimState = {
+  const limits = {
+    readLimit: limitOf(opts.readLimit, 100),
+    writeLimit: limitOf(opts.writeLimit, 20),
+    windowMs: opts.windowMs ?? 60_000,
+  };
+  return {
     tenants,
     seed,
     routeSet: opts.routes ?? 'full',
     maxLimit: opts.maxLimit ?? 100,
-    limiter: new RollingLimiter(
-      {
-        readLimit: limitOf(opts.readLimit, 100),
-        writeLimit: limitOf(opts.writeLimit, 20),
-        windowMs: opts.windowMs ?? 60_000,
-      },
-      now,
-    ),
+    limiter: new RollingLimiter(limits, now),
     faults: new FaultQueue(),
     hooks: new Set(),
     log: [],
@@ -146,59 +118,11 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     mutationRev: 0,
     openapi: undefined,
   };
+}
 
-  let mutator: NodeJS.Timeout | undefined;
-  const controls: SimControls = {
-    injectFaults: (spec) => state.faults.add(spec),
-    clearFaults: () => state.faults.clear(),
-    beforeRequest: (hook) => {
-      state.hooks.add(hook);
-      return () => {
-        state.hooks.delete(hook);
-      };
-    },
-    mutate: (spec) => runMutation(state, spec),
-    startMutator: (spec) => {
-      controls.stopMutator();
-      if (!(spec.perSecond > 0)) throw new UnderstudyError('US_VALIDATION', 'perSecond must be a positive number');
-      const cycle = COLLECTIONS.filter((c) => c !== 'custom-attributes');
-      let tick = 0;
-      mutator = setInterval(
-        () => {
-          const collection = spec.collection ?? (cycle[tick % cycle.length] as CollectionSlug);
-          tick++;
-          runMutation(state, {
-            tenant: spec.tenant,
-            collection,
-            creates: spec.creates ?? 0,
-            edits: spec.edits ?? 1,
-            deletes: spec.deletes ?? 0,
-            ...(spec.sameUpdatedAt ? { sameUpdatedAt: true } : {}),
-          });
-        },
-        Math.max(1, Math.round(1000 / spec.perSecond)),
-      );
-      mutator.unref();
-    },
-    stopMutator: () => {
-      if (mutator) clearInterval(mutator);
-      mutator = undefined;
-    },
-    counters: () => structuredClone(state.counters),
-    requestLog: () => [...state.log],
-    reset: () => {
-      state.faults.clear();
-      state.counters = emptyCounters();
-      state.log.length = 0;
-      state.limiter.reset();
-    },
-    setRateLimits: (l) => {
-      state.limiter.limits = { ...state.limiter.limits, ...l };
-    },
-    docs: (tenant, collection, opts) => docsOf(state, tenant, collection, opts?.draft ?? false),
-  };
-
-  const server = createServer({ keepAlive: true }, (req, res) => {
+/** The HTTP server: control routes under `/__sim/`, everything else through the request handler. */
+const createSimServer = (state: SimState, controls: SimControls): Server =>
+  createServer({ keepAlive: true }, (req, res) => {
     const url = req.url ?? '/';
     const p = url.startsWith('/__sim/') ? admin(controls, state, req, res) : handle(state, req, res);
     p.catch(() => {
@@ -208,32 +132,41 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       } else res.destroy();
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    // A port in use or a host that is not ours: an UnderstudyError, as every error of the public API.
+
+/** Listens on the host and port; a port in use or a host that is not ours is an UnderstudyError, as every error of the public API. */
+const listen = (server: Server, host: string, port: number): Promise<void> =>
+  new Promise<void>((resolve, reject) => {
     const refused = (err: Error) =>
       reject(
-        new UnderstudyError(
-          'US_CONFIG',
-          `simulator: cannot listen on ${opts.host ?? '127.0.0.1'}:${opts.port ?? 0}: ${err.message}`,
-          {
-            cause: err,
-          },
-        ),
+        new UnderstudyError('US_CONFIG', `simulator: cannot listen on ${host}:${port}: ${err.message}`, {
+          cause: err,
+        }),
       );
     server.once('error', refused);
-    server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => {
+    server.listen(port, host, () => {
       server.off('error', refused);
       resolve();
     });
   });
+
+const originOf = (server: Server): string => {
   const addr = server.address() as AddressInfo;
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
-  state.origin = `http://${host}:${addr.port}`;
+  return `http://${host}:${addr.port}`;
+};
 
+/** Starts the Partners API simulator on a port of its own. */
+export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simulator> {
+  const state = createState(opts);
+  const mutator: MutatorSlot = { timer: undefined };
+  const controls = createControls(state, mutator);
+  const server = createSimServer(state, controls);
+  await listen(server, opts.host ?? '127.0.0.1', opts.port ?? 0);
+  state.origin = originOf(server);
   let closing: Promise<void> | undefined;
   return {
     url: state.origin,
-    tenants: tenants.map((t) => ({ slug: t.slug, key: t.key })),
+    tenants: state.tenants.map((t) => ({ slug: t.slug, key: t.key })),
     controls,
     close: () => {
       closing ??= new Promise<void>((resolve) => {
@@ -245,89 +178,4 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       return closing;
     },
   };
-}
-
-const readJson = (req: IncomingMessage): Promise<JsonValue | undefined> =>
-  new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const text = Buffer.concat(chunks).toString('utf8').trim();
-      if (!text) return resolve(undefined);
-      try {
-        resolve(JSON.parse(text) as JsonValue);
-      } catch (err) {
-        reject(err);
-      }
-    });
-    req.on('error', reject);
-  });
-
-const reply = (res: ServerResponse, status: number, body: unknown): void => {
-  const text = JSON.stringify(body ?? null);
-  res.writeHead(status, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(text),
-  });
-  res.end(text);
-};
-
-/** The HTTP mirror of the controls, under `/__sim/` (no auth, no rate limit). */
-async function admin(controls: SimControls, state: SimState, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const [pathname = ''] = (req.url ?? '').split('?');
-  const segs = pathname.split('/').filter(Boolean).slice(1).map(decodeURIComponent);
-  const method = req.method ?? 'GET';
-  let body: JsonValue | undefined;
-  try {
-    body = await readJson(req);
-  } catch {
-    return reply(res, 400, { errors: [{ message: 'The request body is not valid JSON' }] });
-  }
-  const obj = (isJsonObject(body as JsonValue) ? body : {}) as JsonObject;
-  try {
-    const route = `${method} ${segs.join('/')}`;
-    switch (route) {
-      case 'POST faults':
-        for (const spec of Array.isArray(body) ? body : [obj]) controls.injectFaults(spec as unknown as FaultSpec);
-        return reply(res, 200, { pending: state.faults.pending() });
-      case 'DELETE faults':
-        controls.clearFaults();
-        return reply(res, 200, { pending: 0 });
-      case 'GET faults':
-        return reply(res, 200, { pending: state.faults.pending() });
-      case 'POST mutate':
-        return reply(res, 200, controls.mutate(obj as unknown as MutateSpec));
-      case 'POST mutator/start':
-        controls.startMutator(obj as unknown as MutatorSpec);
-        return reply(res, 200, { running: true });
-      case 'POST mutator/stop':
-        controls.stopMutator();
-        return reply(res, 200, { running: false });
-      case 'GET counters':
-        return reply(res, 200, controls.counters());
-      case 'GET request-log':
-        return reply(res, 200, controls.requestLog());
-      case 'POST reset':
-        controls.reset();
-        return reply(res, 200, { ok: true });
-      case 'PUT rate-limits':
-      case 'POST rate-limits':
-        controls.setRateLimits(obj as Partial<RateLimits>);
-        return reply(res, 200, state.limiter.limits);
-      case 'GET tenants':
-        return reply(
-          res,
-          200,
-          state.tenants.map((t) => ({ slug: t.slug })),
-        );
-    }
-    if (method === 'GET' && segs[0] === 'docs' && segs.length === 3) {
-      const c = segs[2] as string;
-      if (!isCollectionSlug(c)) return reply(res, 404, { errors: [{ message: `unknown collection ${c}` }] });
-      return reply(res, 200, controls.docs(segs[1] as string, c, { draft: /[?&]draft=true(&|$)/.test(req.url ?? '') }));
-    }
-    return reply(res, 404, { errors: [{ message: 'Unknown admin route' }] });
-  } catch (err) {
-    return reply(res, 400, { errors: [{ message: (err as Error).message }] });
-  }
 }

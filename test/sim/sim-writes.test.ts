@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_BODY_DEPTH } from '../../src/sim/sim-server.js';
+import { MAX_BODY_DEPTH } from '../../src/sim/sim-read-body.js';
 import type { JsonObject } from '../../src/vocabulary/ids.js';
 import { type Api, docsOf, openSim } from './sim-helpers.js';
 
