@@ -2,7 +2,7 @@ import type { BulkKind, CollectionSlug } from '../vocabulary/collections.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../vocabulary/ids.js';
 import type { SimParams } from './parse-params.js';
 import { ATTRIBUTE_CONFIG } from './sim-content.js';
-import { clone, nextStamp, type StoredRecord, type TenantData } from './sim-db.js';
+import { type CollectionData, clone, nextStamp, type StoredRecord, type TenantData } from './sim-db.js';
 import { compileWhere, SimHttpError, validationError } from './sim-query.js';
 import { themeSettingsSchema } from './sim-theme-schema.js';
 
@@ -67,12 +67,12 @@ const valueProblem = (a: Allowed, v: JsonValue): string | null => {
   }
 };
 
-function parseBody(raw: unknown, allowed: Map<string, Allowed>, c: CollectionSlug): BulkBody {
-  if (!isJsonObject(raw as JsonValue)) throw new SimHttpError(400, 'The request body must be a JSON object');
-  const b = raw as JsonObject;
-  const issues: { path: string; message: string }[] = [];
-  const known = new Set(['where', 'ids', 'all', 'set', 'unset', 'dryRun']);
-  for (const k of Object.keys(b)) if (!known.has(k)) issues.push({ path: k, message: 'unknown field' });
+type Issues = { path: string; message: string }[];
+
+const KNOWN_FIELDS = new Set(['where', 'ids', 'all', 'set', 'unset', 'dryRun']);
+
+/** The records the request addresses: exactly one of `where`, `ids` or `all: true`. */
+function targetOf(b: JsonObject, issues: Issues): BulkBody['target'] {
   const selectors = ['where', 'ids', 'all'].filter((k) => b[k] !== undefined && b[k] !== false);
   if (selectors.length !== 1)
     issues.push({ path: 'where|ids|all', message: 'exactly one of where, ids or all (true) is required' });
@@ -88,6 +88,29 @@ function parseBody(raw: unknown, allowed: Map<string, Allowed>, c: CollectionSlu
   }
   if (b.all !== undefined && b.all !== true && b.all !== false)
     issues.push({ path: 'all', message: 'must be a boolean' });
+  return target;
+}
+
+/** Each key set or unset must be configured, each value allowed, and no key both set and unset. */
+function checkKeys(set: JsonObject, unset: JsonValue[], allowed: Map<string, Allowed>, issues: Issues): void {
+  if (Object.keys(set).length === 0 && unset.length === 0)
+    issues.push({ path: 'set', message: 'set or unset must name at least one key' });
+  for (const [k, v] of Object.entries(set)) {
+    const a = allowed.get(k);
+    const problem = a ? valueProblem(a, v) : 'not a configured key';
+    if (problem) issues.push({ path: `set.${k}`, message: problem });
+    if (unset.includes(k)) issues.push({ path: `unset.${k}`, message: 'cannot both set and unset a key' });
+  }
+  for (const k of unset)
+    if (typeof k === 'string' && !allowed.has(k)) issues.push({ path: `unset.${k}`, message: 'not a configured key' });
+}
+
+function parseBody(raw: unknown, allowed: Map<string, Allowed>, c: CollectionSlug): BulkBody {
+  if (!isJsonObject(raw as JsonValue)) throw new SimHttpError(400, 'The request body must be a JSON object');
+  const b = raw as JsonObject;
+  const issues: Issues = [];
+  for (const k of Object.keys(b)) if (!KNOWN_FIELDS.has(k)) issues.push({ path: k, message: 'unknown field' });
+  const target = targetOf(b, issues);
   if (b.dryRun !== undefined && typeof b.dryRun !== 'boolean')
     issues.push({ path: 'dryRun', message: 'must be a boolean' });
   const set = b.set ?? {};
@@ -95,22 +118,7 @@ function parseBody(raw: unknown, allowed: Map<string, Allowed>, c: CollectionSlu
   if (!isJsonObject(set)) issues.push({ path: 'set', message: 'must be an object of key: value' });
   if (!Array.isArray(unset) || !unset.every((x) => typeof x === 'string'))
     issues.push({ path: 'unset', message: 'must be an array of keys' });
-  if (isJsonObject(set) && Array.isArray(unset)) {
-    if (Object.keys(set).length === 0 && unset.length === 0)
-      issues.push({ path: 'set', message: 'set or unset must name at least one key' });
-    for (const [k, v] of Object.entries(set)) {
-      const a = allowed.get(k);
-      if (!a) issues.push({ path: `set.${k}`, message: 'not a configured key' });
-      else {
-        const p = valueProblem(a, v);
-        if (p) issues.push({ path: `set.${k}`, message: p });
-      }
-      if (unset.includes(k)) issues.push({ path: `unset.${k}`, message: 'cannot both set and unset a key' });
-    }
-    for (const k of unset)
-      if (typeof k === 'string' && !allowed.has(k))
-        issues.push({ path: `unset.${k}`, message: 'not a configured key' });
-  }
+  if (isJsonObject(set) && Array.isArray(unset)) checkKeys(set, unset, allowed, issues);
   if (issues.length) throw validationError(c, issues);
   return { target, set: set as JsonObject, unset: unset as string[], dryRun: b.dryRun === true };
 }
@@ -154,6 +162,97 @@ const applyTo = (
   return { doc: next, set: didSet, unset: didUnset };
 };
 
+const emptyTally = () => ({
+  matched: 0,
+  updated: 0,
+  wouldUpdate: 0,
+  unchanged: 0,
+  failed: 0,
+  draftSynced: 0,
+  draftWouldSync: 0,
+  draftSyncSkipped: 0,
+  draftSyncFailed: 0,
+});
+type Tally = ReturnType<typeof emptyTally>;
+
+/** One bulk request's changes, kind and clock, with the tally its records add to. */
+interface BulkRun {
+  readonly body: BulkBody;
+  readonly kind: BulkKind;
+  readonly now: number;
+  readonly counts: Tally;
+}
+
+/** The addressed records in order: by id as given (missing ones included), else matching `where` (or all), by id. */
+function targetsOf(
+  data: CollectionData,
+  target: BulkBody['target'],
+  params: SimParams,
+): { id: string; rec: StoredRecord | undefined }[] {
+  if (target.kind === 'ids') return target.ids.map((id) => ({ id, rec: data.byId.get(id) }));
+  const draftMode = params.draft;
+  const lc = { locale: params.locale, fallback: params.fallbackLocale };
+  const ordered = data.ordered('id', draftMode, lc);
+  const pred = target.kind === 'where' ? compileWhere(target.where, data.fields, lc) : () => true;
+  return ordered.filter((r) => pred(draftMode ? (r.draft ?? r.main) : r.main)).map((rec) => ({ id: rec.id, rec }));
+}
+
+const changedOrWould = (run: BulkRun): 'wouldUpdate' | 'updated' => (run.body.dryRun ? 'wouldUpdate' : 'updated');
+
+/** `draft=true`: the change goes to the draft (the latest version) only. */
+function updateDraft(run: BulkRun, id: string, rec: StoredRecord): JsonObject {
+  const { body, counts } = run;
+  const r = applyTo(rec.draft ?? rec.main, run.kind, body.set, body.unset);
+  counts.draftSyncSkipped++;
+  const draftSync = { status: 'skipped', set: [], unset: [] };
+  if (r.set.length + r.unset.length === 0) {
+    counts.unchanged++;
+    return { id, status: 'unchanged', set: [], unset: [], draftSync };
+  }
+  counts[changedOrWould(run)]++;
+  if (!body.dryRun)
+    rec.draft = {
+      ...r.doc,
+      _status: 'draft',
+      updatedAt: nextStamp(run.now, [rec.main.updatedAt, rec.draft?.updatedAt]),
+    };
+  return { id, status: changedOrWould(run), set: r.set, unset: r.unset, draftSync };
+}
+
+/** A pending draft gets the same change (the draft sync), when it changes anything there. */
+function syncDraft(run: BulkRun, rec: StoredRecord): { draftSync: JsonObject; draftDoc: JsonObject | null } {
+  const d = rec.draft ? applyTo(rec.draft, run.kind, run.body.set, run.body.unset) : null;
+  if (!d || d.set.length + d.unset.length === 0) {
+    run.counts.draftSyncSkipped++;
+    return { draftSync: { status: 'skipped', set: [], unset: [] }, draftDoc: null };
+  }
+  if (run.body.dryRun) run.counts.draftWouldSync++;
+  else run.counts.draftSynced++;
+  return {
+    draftSync: { status: run.body.dryRun ? 'wouldSync' : 'synced', set: d.set, unset: d.unset },
+    draftDoc: d.doc,
+  };
+}
+
+/** The published version changes, and a pending draft with it. */
+function updatePublished(run: BulkRun, id: string, rec: StoredRecord): JsonObject {
+  const { body, counts } = run;
+  const r = applyTo(rec.main, run.kind, body.set, body.unset);
+  const changed = r.set.length + r.unset.length > 0;
+  const { draftSync, draftDoc } = syncDraft(run, rec);
+  if (!changed && !draftDoc) {
+    counts.unchanged++;
+    return { id, status: 'unchanged', set: [], unset: [], draftSync };
+  }
+  counts[changedOrWould(run)]++;
+  if (!body.dryRun) {
+    const stamp = nextStamp(run.now, [rec.main.updatedAt, rec.draft?.updatedAt]);
+    if (changed) rec.main = { ...r.doc, updatedAt: stamp };
+    if (draftDoc) rec.draft = { ...draftDoc, updatedAt: nextStamp(run.now, [stamp, rec.draft?.updatedAt]) };
+  }
+  return { id, status: changedOrWould(run), set: r.set, unset: r.unset, draftSync };
+}
+
 /** A bulk set/unset of custom attributes or theme settings; validation fails whole, records fail one by one. */
 export function bulkUpdate(
   deps: { now: () => number },
@@ -165,90 +264,23 @@ export function bulkUpdate(
 ): JsonObject {
   const body = parseBody(raw, allowedKeys(t, c, kind), c);
   const data = t.collections[c];
-  const draftMode = params.draft;
-  let targets: { id: string; rec: StoredRecord | undefined }[];
-  if (body.target.kind === 'ids') targets = body.target.ids.map((id) => ({ id, rec: data.byId.get(id) }));
-  else {
-    const lc = { locale: params.locale, fallback: params.fallbackLocale };
-    const ordered = data.ordered('id', draftMode, lc);
-    const pred = body.target.kind === 'where' ? compileWhere(body.target.where, data.fields, lc) : () => true;
-    targets = ordered.filter((r) => pred(draftMode ? (r.draft ?? r.main) : r.main)).map((rec) => ({ id: rec.id, rec }));
-  }
-  const counts = {
-    matched: 0,
-    updated: 0,
-    wouldUpdate: 0,
-    unchanged: 0,
-    failed: 0,
-    draftSynced: 0,
-    draftWouldSync: 0,
-    draftSyncSkipped: 0,
-    draftSyncFailed: 0,
-  };
+  const targets = targetsOf(data, body.target, params);
+  const run: BulkRun = { body, kind, now: deps.now(), counts: emptyTally() };
   const results: JsonObject[] = [];
-  const now = deps.now();
   for (const { id, rec } of targets) {
     if (!rec) {
-      counts.failed++;
+      run.counts.failed++;
       results.push({ id, status: 'failed', set: [], unset: [], error: { message: 'Not Found', status: 404 } });
       continue;
     }
-    counts.matched++;
-    if (draftMode) {
-      const base = rec.draft ?? rec.main;
-      const r = applyTo(base, kind, body.set, body.unset);
-      const changed = r.set.length + r.unset.length > 0;
-      counts.draftSyncSkipped++;
-      const draftSync = { status: 'skipped', set: [], unset: [] };
-      if (!changed) {
-        counts.unchanged++;
-        results.push({ id, status: 'unchanged', set: [], unset: [], draftSync });
-        continue;
-      }
-      if (body.dryRun) counts.wouldUpdate++;
-      else {
-        counts.updated++;
-        rec.draft = {
-          ...r.doc,
-          _status: 'draft',
-          updatedAt: nextStamp(now, [rec.main.updatedAt, rec.draft?.updatedAt]),
-        };
-      }
-      results.push({ id, status: body.dryRun ? 'wouldUpdate' : 'updated', set: r.set, unset: r.unset, draftSync });
-      continue;
-    }
-    const r = applyTo(rec.main, kind, body.set, body.unset);
-    const changed = r.set.length + r.unset.length > 0;
-    let draftSync: JsonObject = { status: 'skipped', set: [], unset: [] };
-    let draftDoc: JsonObject | null = null;
-    if (rec.draft) {
-      const d = applyTo(rec.draft, kind, body.set, body.unset);
-      if (d.set.length + d.unset.length > 0) {
-        draftDoc = d.doc;
-        draftSync = { status: body.dryRun ? 'wouldSync' : 'synced', set: d.set, unset: d.unset };
-        if (body.dryRun) counts.draftWouldSync++;
-        else counts.draftSynced++;
-      } else counts.draftSyncSkipped++;
-    } else counts.draftSyncSkipped++;
-    if (!changed && !draftDoc) {
-      counts.unchanged++;
-      results.push({ id, status: 'unchanged', set: [], unset: [], draftSync });
-      continue;
-    }
-    if (body.dryRun) counts.wouldUpdate++;
-    else {
-      counts.updated++;
-      const stamp = nextStamp(now, [rec.main.updatedAt, rec.draft?.updatedAt]);
-      if (changed) rec.main = { ...r.doc, updatedAt: stamp };
-      if (draftDoc) rec.draft = { ...draftDoc, updatedAt: nextStamp(now, [stamp, rec.draft?.updatedAt]) };
-    }
-    results.push({ id, status: body.dryRun ? 'wouldUpdate' : 'updated', set: r.set, unset: r.unset, draftSync });
+    run.counts.matched++;
+    results.push(params.draft ? updateDraft(run, id, rec) : updatePublished(run, id, rec));
   }
-  if (!body.dryRun && counts.updated > 0) data.changed();
+  if (!body.dryRun && run.counts.updated > 0) data.changed();
   return {
     dryRun: body.dryRun,
-    versionTarget: draftMode ? 'draft' : 'published',
-    ...counts,
+    versionTarget: params.draft ? 'draft' : 'published',
+    ...run.counts,
     results,
   };
 }

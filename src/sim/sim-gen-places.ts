@@ -45,7 +45,7 @@ export const placeGenerators = {
   },
   venues: (g, i) => {
     const c = common(g);
-    const city = g.prng.pick(CITIES(g.prng));
+    const city = g.prng.pick(CITIES);
     const name = `${g.prng.pick(ORG_PLACES)} ${g.prng.pick(VENUE_WORDS)}`;
     const slug = `${slugify(name)}-${i + 1}`;
     return {
@@ -62,7 +62,7 @@ export const placeGenerators = {
       addressLine2: g.prng.chance(0.3) ? `Stage door ${g.prng.pick(['A', 'B', 'C'])}` : '',
       city: city.city,
       state: city.state,
-      postalCode: city.postal(),
+      postalCode: city.postal(g.prng),
       directions: 'Step-free access from the main entrance; nearest station a five-minute walk.',
       openingHours: intern(`oh|${city.tz}`, () => ({
         timezone: city.tz,

@@ -137,16 +137,17 @@ export interface City {
   country: string;
   state: string;
   tz: string;
-  postal: () => string;
+  /** A postal code of the city, drawn from the generator's PRNG. */
+  postal: (prng: Prng) => string;
   street: readonly string[];
 }
-export const CITIES = (prng: Prng): readonly City[] => [
+export const CITIES: readonly City[] = [
   {
     city: 'London',
     country: 'GB',
     state: '',
     tz: 'Europe/London',
-    postal: () => `SE1 ${prng.int(1, 9)}${prng.pick(['AB', 'NT', 'XZ', 'PL'])}`,
+    postal: (prng) => `SE1 ${prng.int(1, 9)}${prng.pick(['AB', 'NT', 'XZ', 'PL'])}`,
     street: ['Waterloo Road', 'The Cut', 'Upper Ground', 'Floral Street'],
   },
   {
@@ -154,7 +155,7 @@ export const CITIES = (prng: Prng): readonly City[] => [
     country: 'GB',
     state: '',
     tz: 'Europe/London',
-    postal: () => `M${prng.int(1, 4)} ${prng.int(1, 9)}BN`,
+    postal: (prng) => `M${prng.int(1, 4)} ${prng.int(1, 9)}BN`,
     street: ['Quay Street', 'Peter Street', 'Oxford Road'],
   },
   {
@@ -162,7 +163,7 @@ export const CITIES = (prng: Prng): readonly City[] => [
     country: 'US',
     state: 'NY',
     tz: 'America/New_York',
-    postal: () => `100${prng.int(10, 40)}`,
+    postal: (prng) => `100${prng.int(10, 40)}`,
     street: ['Broadway', 'West 65th Street', 'Lafayette Street'],
   },
   {
@@ -170,7 +171,7 @@ export const CITIES = (prng: Prng): readonly City[] => [
     country: 'US',
     state: 'IL',
     tz: 'America/Chicago',
-    postal: () => `606${prng.int(0, 9)}${prng.int(0, 9)}`,
+    postal: (prng) => `606${prng.int(0, 9)}${prng.int(0, 9)}`,
     street: ['North Wacker Drive', 'South Michigan Avenue'],
   },
   {
@@ -178,7 +179,7 @@ export const CITIES = (prng: Prng): readonly City[] => [
     country: 'US',
     state: 'CA',
     tz: 'America/Los_Angeles',
-    postal: () => `900${prng.int(10, 99)}`,
+    postal: (prng) => `900${prng.int(10, 99)}`,
     street: ['Grand Avenue', 'South Hope Street'],
   },
   {
@@ -186,7 +187,7 @@ export const CITIES = (prng: Prng): readonly City[] => [
     country: 'FR',
     state: '',
     tz: 'Europe/Paris',
-    postal: () => `750${String(prng.int(1, 20)).padStart(2, '0')}`,
+    postal: (prng) => `750${String(prng.int(1, 20)).padStart(2, '0')}`,
     street: ["Place de l'Opéra", 'Rue de Lyon', 'Boulevard Saint-Michel'],
   },
   {
@@ -194,7 +195,7 @@ export const CITIES = (prng: Prng): readonly City[] => [
     country: 'CA',
     state: 'QC',
     tz: 'America/Toronto',
-    postal: () => `H2X ${prng.int(1, 9)}Y${prng.int(1, 9)}`,
+    postal: (prng) => `H2X ${prng.int(1, 9)}Y${prng.int(1, 9)}`,
     street: ['Rue Sainte-Catherine Ouest', 'Boulevard Saint-Laurent'],
   },
   {

@@ -50,6 +50,80 @@ interface Issue {
   message: string;
 }
 
+/** Fields this route may not set (spec rule 1): blocks, theme and theme settings go through their own endpoints. */
+function forbiddenIssues(c: CollectionSlug, b: JsonObject, op: RouteOp): Issue[] {
+  const forbiddenOp = op === 'create' ? 'create' : op === 'put' || op === 'patch' ? 'put' : op;
+  if (!(FORBIDDEN_ON[c] ?? []).includes(forbiddenOp)) return [];
+  const issues: Issue[] = [];
+  for (const f of FORBIDDEN_FIELDS) {
+    if (f in b) issues.push({ path: f, message: `${f} cannot be set by this route; use the {id}/blocks endpoint` });
+  }
+  const theme = b.theme;
+  if (isJsonObject(theme) && 'themeSettings' in theme && !issues.some((i) => i.path === 'theme'))
+    issues.push({ path: 'theme.themeSettings', message: 'themeSettings cannot be set by this route' });
+  return issues;
+}
+
+/** One write: where it goes, its query, the record it changes (null for a create) and the issues found so far. */
+interface WriteCheck {
+  readonly t: TenantData;
+  readonly c: CollectionSlug;
+  readonly op: RouteOp;
+  readonly params: SimParams;
+  readonly existing: StoredRecord | null;
+  readonly issues: Issue[];
+}
+
+/** `_status` is written on versioned collections only, and is "draft" or "published". */
+function acceptStatus(w: WriteCheck, v: JsonValue, accepted: JsonObject): void {
+  if (!VERSIONED.has(w.c)) return;
+  if (v !== 'draft' && v !== 'published') w.issues.push({ path: '_status', message: 'must be "draft" or "published"' });
+  else accepted._status = v;
+}
+
+/** The body's fields of the collection, each of the kind stored there (empty strings as Payload casts them). */
+function acceptFields(w: WriteCheck, b: JsonObject): JsonObject {
+  const data = w.t.collections[w.c];
+  const kinds = fieldKinds(data);
+  const accepted: JsonObject = {};
+  for (const [k, v] of Object.entries(b)) {
+    if (SERVER_OWNED.has(k) || w.issues.some((i) => i.path === k)) continue;
+    if (k === '_status') {
+      acceptStatus(w, v, accepted);
+      continue;
+    }
+    const kind = kinds.get(k);
+    if (kind === undefined) continue;
+    const value = kind === 'object' ? emptiedIn(v, w.existing?.main[k] ?? sampleOf(data, k)) : emptied(kind, v);
+    const bad = checkKind({ t: w.t, c: w.c, k, params: w.params }, kind, value);
+    if (bad) w.issues.push({ path: k, message: bad });
+    else accepted[k] = value;
+  }
+  return accepted;
+}
+
+/** Rules over the accepted fields as a whole: media keep their filename, creates name required fields, unique stays unique. */
+function recordIssues(w: WriteCheck, accepted: JsonObject): void {
+  const { c, existing, issues } = w;
+  if (c === 'media' && existing && 'filename' in accepted && accepted.filename !== existing.id)
+    issues.push({ path: 'filename', message: 'filename cannot be changed (it addresses the media record)' });
+  if (w.op === 'create') {
+    for (const f of REQUIRED_ON_CREATE[c] ?? []) {
+      const v = accepted[f];
+      if (v === undefined || v === null || v === '') issues.push({ path: f, message: 'This field is required.' });
+    }
+  }
+  const uniq = UNIQUE[c];
+  if (!uniq || typeof accepted[uniq] !== 'string') return;
+  for (const rec of w.t.collections[c].byId.values()) {
+    if (rec.id === existing?.id) continue;
+    if (rec.main[uniq] === accepted[uniq] || rec.draft?.[uniq] === accepted[uniq]) {
+      issues.push({ path: uniq, message: 'Value must be unique' });
+      return;
+    }
+  }
+}
+
 /** Checks a write body; returns the accepted fields (unknown and server-owned fields are dropped, as Payload does). */
 function validateBody(
   t: TenantData,
@@ -61,54 +135,10 @@ function validateBody(
 ): JsonObject {
   if (!isJsonObject(body as JsonValue)) throw new SimHttpError(400, 'The request body must be a JSON object');
   const b = body as JsonObject;
-  const issues: Issue[] = [];
-  const forbiddenOps = FORBIDDEN_ON[c] ?? [];
-  const forbiddenOp = op === 'create' ? 'create' : op === 'put' || op === 'patch' ? 'put' : op;
-  if (forbiddenOps.includes(forbiddenOp)) {
-    for (const f of FORBIDDEN_FIELDS) {
-      if (f in b) issues.push({ path: f, message: `${f} cannot be set by this route; use the {id}/blocks endpoint` });
-    }
-    const theme = b.theme;
-    if (isJsonObject(theme) && 'themeSettings' in theme && !issues.some((i) => i.path === 'theme'))
-      issues.push({ path: 'theme.themeSettings', message: 'themeSettings cannot be set by this route' });
-  }
-  const data = t.collections[c];
-  const kinds = fieldKinds(data);
-  const accepted: JsonObject = {};
-  for (const [k, v] of Object.entries(b)) {
-    if (SERVER_OWNED.has(k) || issues.some((i) => i.path === k)) continue;
-    const kind = kinds.get(k);
-    if (k === '_status') {
-      if (!VERSIONED.has(c)) continue;
-      if (v !== 'draft' && v !== 'published') issues.push({ path: k, message: 'must be "draft" or "published"' });
-      else accepted[k] = v;
-      continue;
-    }
-    if (kind === undefined) continue;
-    const value = kind === 'object' ? emptiedIn(v, existing?.main[k] ?? sampleOf(data, k)) : emptied(kind, v);
-    const bad = checkKind(t, c, k, kind, value, params);
-    if (bad) issues.push({ path: k, message: bad });
-    else accepted[k] = value;
-  }
-  if (c === 'media' && existing && 'filename' in accepted && accepted.filename !== existing.id)
-    issues.push({ path: 'filename', message: 'filename cannot be changed (it addresses the media record)' });
-  if (op === 'create') {
-    for (const f of REQUIRED_ON_CREATE[c] ?? []) {
-      const v = accepted[f];
-      if (v === undefined || v === null || v === '') issues.push({ path: f, message: 'This field is required.' });
-    }
-  }
-  const uniq = UNIQUE[c];
-  if (uniq && typeof accepted[uniq] === 'string') {
-    for (const rec of data.byId.values()) {
-      if (rec.id === existing?.id) continue;
-      if (rec.main[uniq] === accepted[uniq] || rec.draft?.[uniq] === accepted[uniq]) {
-        issues.push({ path: uniq, message: 'Value must be unique' });
-        break;
-      }
-    }
-  }
-  if (issues.length) throw validationError(c, issues);
+  const w: WriteCheck = { t, c, op, params, existing, issues: forbiddenIssues(c, b, op) };
+  const accepted = acceptFields(w, b);
+  recordIssues(w, accepted);
+  if (w.issues.length) throw validationError(c, w.issues);
   return accepted;
 }
 
@@ -140,52 +170,60 @@ const sampleOf = (data: CollectionData, k: string): JsonValue | undefined => {
   return undefined;
 };
 
-const checkKind = (
-  t: TenantData,
-  c: CollectionSlug,
-  k: string,
-  kind: Kind,
-  v: JsonValue,
-  params: SimParams,
-): string | null => {
-  switch (kind) {
-    case 'localized':
-      if (v === null || typeof v === 'string') return null;
-      if (params.locale === 'all' && isJsonObject(v)) {
-        const ok = Object.entries(v).every(
-          ([l, x]) => (LOCALES as readonly string[]).includes(l) && (typeof x === 'string' || x === null),
-        );
-        return ok ? null : 'must map locales (en, fr) to strings';
-      }
-      return 'must be a string';
-    case 'rel': {
-      if (v === null) return null;
-      const rel = RELATIONSHIPS[c].find((r) => r.field === k);
-      if (typeof v !== 'string') return 'must be a record id';
-      return rel && !t.collections[rel.to].byId.has(v) ? `no ${rel.to} record with id ${v}` : null;
-    }
-    case 'relMany': {
-      const rel = RELATIONSHIPS[c].find((r) => r.field === k);
-      if (!Array.isArray(v) || !v.every((x) => typeof x === 'string')) return 'must be an array of record ids';
-      const missing = rel ? v.find((x) => !t.collections[rel.to].byId.has(x as string)) : undefined;
-      return missing ? `no ${rel?.to} record with id ${missing}` : null;
-    }
-    case 'date':
-      return v === null || (typeof v === 'string' && ISO_RE.test(v)) ? null : 'must be an ISO 8601 date-time';
-    case 'string':
-      return v === null || typeof v === 'string' ? null : 'must be a string';
-    case 'number':
-      return v === null || typeof v === 'number' ? null : 'must be a number';
-    case 'boolean':
-      return v === null || typeof v === 'boolean' ? null : 'must be a boolean';
-    case 'array':
-      return Array.isArray(v) ? null : 'must be an array';
-    case 'object':
-      return v === null || isJsonObject(v) ? null : 'must be an object';
-    default:
-      return null;
-  }
+/** Where a value is written: the tenant, collection and field, and the request's query (its locale). */
+interface FieldAt {
+  readonly t: TenantData;
+  readonly c: CollectionSlug;
+  readonly k: string;
+  readonly params: SimParams;
+}
+
+const checkLocalized = (v: JsonValue, at: FieldAt): string | null => {
+  if (v === null || typeof v === 'string') return null;
+  if (at.params.locale !== 'all' || !isJsonObject(v)) return 'must be a string';
+  const ok = Object.entries(v).every(
+    ([l, x]) => (LOCALES as readonly string[]).includes(l) && (typeof x === 'string' || x === null),
+  );
+  return ok ? null : 'must map locales (en, fr) to strings';
 };
+
+const relOf = (at: FieldAt) => RELATIONSHIPS[at.c].find((r) => r.field === at.k);
+
+const checkRel = (v: JsonValue, at: FieldAt): string | null => {
+  if (v === null) return null;
+  const rel = relOf(at);
+  if (typeof v !== 'string') return 'must be a record id';
+  return rel && !at.t.collections[rel.to].byId.has(v) ? `no ${rel.to} record with id ${v}` : null;
+};
+
+const checkRelMany = (v: JsonValue, at: FieldAt): string | null => {
+  const rel = relOf(at);
+  if (!Array.isArray(v) || !v.every((x) => typeof x === 'string')) return 'must be an array of record ids';
+  const missing = rel ? v.find((x) => !at.t.collections[rel.to].byId.has(x as string)) : undefined;
+  return missing ? `no ${rel?.to} record with id ${missing}` : null;
+};
+
+/** A check that accepts null or values passing `ok`, and otherwise says what the value must be. */
+const nullOr =
+  (ok: (v: JsonValue) => boolean, message: string) =>
+  (v: JsonValue): string | null =>
+    v === null || ok(v) ? null : message;
+
+/** The value check of each field kind: null when the value fits, else the message. */
+const KIND_CHECKS: Record<Kind, (v: JsonValue, at: FieldAt) => string | null> = {
+  localized: checkLocalized,
+  rel: checkRel,
+  relMany: checkRelMany,
+  date: nullOr((v) => typeof v === 'string' && ISO_RE.test(v), 'must be an ISO 8601 date-time'),
+  string: nullOr((v) => typeof v === 'string', 'must be a string'),
+  number: nullOr((v) => typeof v === 'number', 'must be a number'),
+  boolean: nullOr((v) => typeof v === 'boolean', 'must be a boolean'),
+  array: (v) => (Array.isArray(v) ? null : 'must be an array'),
+  object: nullOr(isJsonObject, 'must be an object'),
+  any: () => null,
+};
+
+const checkKind = (at: FieldAt, kind: Kind, v: JsonValue): string | null => KIND_CHECKS[kind](v, at);
 
 /** Payload-style merge: group objects merge field by field, arrays and scalars replace; localized fields per locale. */
 function merge(target: JsonObject, patch: JsonObject, locale: string): JsonObject {
