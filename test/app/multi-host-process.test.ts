@@ -6,7 +6,7 @@ import { enqueueSync } from '../../src/app/enqueue-sync.js';
 import { startSimulator } from '../../src/sim/start-simulator.js';
 import { pgQuery, testDatabase } from '../helpers/postgres.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
-import { collect, spawnCli } from '../helpers/run-cli.js';
+import { startWorker } from '../helpers/understudy-process.js';
 import { tempDir } from './worker-harness.js';
 
 let server: TestRedis;
@@ -55,11 +55,7 @@ describe('several hosts on one PostgreSQL mirror (real worker processes)', () =>
       }),
     );
     const env = { K0: tenants[0]?.key, K1: tenants[1]?.key, REDIS_URL: server.url, LOG_LEVEL: 'warn' };
-    const workers = [0, 1, 2].map(() => spawnCli(['worker', '--config', configPath], { env }));
-    const outs = workers.map(collect);
-    onTestFinished(() => {
-      for (const w of workers) w.kill('SIGKILL');
-    });
+    const workers = [0, 1, 2].map(() => startWorker(configPath, [], env));
     for (const t of tenants)
       await enqueueSync({ redisUrl: server.url, prefix, tenant: t.slug, collections: [...COLLECTIONS], mode: 'full' });
     const live = async (table: string, tenant: string) =>
@@ -72,8 +68,7 @@ describe('several hosts on one PostgreSQL mirror (real worker processes)', () =>
       timeout: 60_000,
       interval: 100,
     });
-    workers[0]?.kill('SIGKILL');
-    await outs[0];
+    await workers[0]?.stop('SIGKILL');
     const upstream = async (slug: string, key: string, c: string) => {
       const res = await fetch(`${sim.url}/partners/2026-02/${slug}/${c}?limit=1&depth=0`, {
         headers: { authorization: `users API-Key ${key}` },
@@ -99,7 +94,7 @@ describe('several hosts on one PostgreSQL mirror (real worker processes)', () =>
       expect(await pgQuery(url, `SELECT last_change, count(*) AS n FROM ${TABLES[c]} GROUP BY last_change`)).toEqual([
         { last_change: 'insert', n: [...expected].filter(([k]) => k.endsWith(`/${c}`)).reduce((a, [, n]) => a + n, 0) },
       ]);
-    for (const w of workers.slice(1)) w.kill('SIGTERM');
-    for (const o of outs.slice(1)) expect((await o).code).toBe(0);
+    const ends = workers.slice(1).map((w) => w.stop());
+    for (const end of ends) expect((await end).code).toBe(0);
   }, 150_000);
 });

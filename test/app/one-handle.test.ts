@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { enqueueSync } from '../../src/app/enqueue-sync.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { fdsOn, poolCensusEnv, readPoolCensus } from '../helpers/resource-census.js';
-import { collect, spawnCli } from '../helpers/run-cli.js';
+import { startWorker } from '../helpers/understudy-process.js';
 import { tempDir, workerHarness } from './worker-harness.js';
 
 let server: TestRedis;
@@ -32,12 +32,8 @@ describe.runIf(process.platform === 'linux')('one composition root (issues 13, 1
     const h = await workerHarness(server.url);
     const port = await freePort();
     const census = join(tempDir(), 'census.json');
-    const worker = spawnCli(['worker', '--config', h.configPath, '--http', String(port)], {
-      env: { ...h.env, ...poolCensusEnv(census) },
-    });
-    const out = collect(worker);
-    const pid = worker.pid;
-    if (pid === undefined) throw new Error('worker did not start');
+    const worker = startWorker(h.configPath, ['--http', String(port)], { ...h.env, ...poolCensusEnv(census) });
+    const { pid } = worker;
     const jobId = await enqueueSync({
       redisUrl: server.url,
       prefix: h.prefix,
@@ -55,8 +51,7 @@ describe.runIf(process.platform === 'linux')('one composition root (issues 13, 1
     expect(fdsOn(pid, '/mirror.db-wal')).toBeLessThanOrEqual(1);
     expect(fdsOn(pid, '/mirror.db-shm')).toBeLessThanOrEqual(1);
 
-    worker.kill('SIGTERM');
-    const result = await out;
+    const result = await worker.stop();
     expect(result.code, result.stderr).toBe(0);
     // The composition root counts the undici Agents it opens; the worker reports the count as it starts.
     const starting = result.stderr.split('\n').find((l) => l.includes('"msg":"worker starting"'));

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Redis } from 'ioredis';
@@ -12,21 +11,20 @@ import type { Logger } from '../../src/log.js';
 import type { OpsMetrics } from '../../src/ops/metrics.js';
 import { openSyncQueue, type SyncQueue } from '../../src/queue/queues.js';
 import { type SimulatorOptions, startSimulator } from '../../src/sim/start-simulator.js';
+import { tempDir } from '../helpers/sync-harness.js';
+import { startWorker } from '../helpers/understudy-process.js';
 
-export function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'understudy-'));
-  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
+export { tempDir };
 
 /**
- * A simulator, a config file naming its first tenant (key in W_KEY), a fresh Redis prefix, and a queue to watch.
- * Worker timing is short (2 s locks) so a killed worker's job is recovered quickly.
+ * A simulator, a config file naming its first tenant (key in W_KEY), a fresh Redis prefix, and a queue to watch;
+ * `worker(...args)` starts `understudy worker` on that config. Worker timing is short (2 s locks) so a killed
+ * worker's job is recovered quickly.
  */
 export async function workerHarness(
   redisUrl: string,
   simOpts: SimulatorOptions = {},
-  worker: Record<string, number> = {},
+  tuning: Record<string, number> = {},
 ) {
   const sim = await startSimulator({ port: 0, readLimit: 0, writeLimit: 0, records: 12, maxLimit: 5, ...simOpts });
   onTestFinished(() => sim.close());
@@ -39,7 +37,7 @@ export async function workerHarness(
     baseUrl: sim.url,
     database: db,
     redis: { prefix },
-    worker: { lockDurationMs: 2000, stalledIntervalMs: 1000, backoffMs: 100, concurrency: 2, ...worker },
+    worker: { lockDurationMs: 2000, stalledIntervalMs: 1000, backoffMs: 100, concurrency: 2, ...tuning },
     tenants: [{ slug: t.slug, apiKeyEnv: 'W_KEY' }],
   };
   const configPath = join(dir, 'config.json');
@@ -63,7 +61,8 @@ export async function workerHarness(
     }
   };
   const state = async (jobId: string) => (await queue.getJob(jobId))?.getState();
-  return { sim, tenant: t, db, prefix, config, configPath, env, queue, rows, state };
+  const worker = (...args: string[]) => startWorker(configPath, args, env);
+  return { sim, tenant: t, db, prefix, config, configPath, env, queue, rows, state, worker };
 }
 
 /**

@@ -1,8 +1,8 @@
-import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { enqueueSync } from '../../src/app/enqueue-sync.js';
+import { holdRequest } from '../helpers/hold-request.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
-import { collect, runCli, spawnCli } from '../helpers/run-cli.js';
+import { runCli } from '../helpers/run-cli.js';
 import { workerHarness } from './worker-harness.js';
 
 let server: TestRedis;
@@ -24,24 +24,8 @@ describe('a worker killed with -9 during an incremental sync', () => {
     h.sim.controls.reset();
     // Hold the 5th page request. The next page is fetched while the previous one commits: when request 5 arrives,
     // the pages answered before the 4th are committed for sure, and the 4th may be committing.
-    let release = () => {};
-    const held = new Promise<void>((r) => {
-      release = r;
-    });
-    let arrived = () => {};
-    const reached = new Promise<void>((r) => {
-      arrived = r;
-    });
-    let seen = 0;
-    const off = h.sim.controls.beforeRequest(async (r) => {
-      if (!r.path.includes(C)) return;
-      if (++seen === 5) {
-        arrived();
-        await held;
-      }
-    });
-    const a = spawnCli(['worker', '--config', h.configPath], { env: h.env });
-    const aOut = collect(a);
+    const fifth = holdRequest(h.sim, 5, C);
+    const a = h.worker();
     const jobId = await enqueueSync({
       redisUrl: server.url,
       prefix: h.prefix,
@@ -49,21 +33,18 @@ describe('a worker killed with -9 during an incremental sync', () => {
       collections: [C],
       mode: 'incremental',
     });
-    await reached;
-    a.kill('SIGKILL');
-    await aOut;
+    await fifth.reached;
+    await a.stop('SIGKILL');
     const committed = h.sim.controls
       .requestLog()
       .filter((e) => e.path.includes(C) && e.status === 200)
       .map((e) => e.path)
       .slice(0, 3);
     expect(committed).toHaveLength(3);
-    off();
-    release();
+    fifth.release();
     h.sim.controls.reset();
 
-    const b = spawnCli(['worker', '--config', h.configPath], { env: h.env });
-    const bOut = collect(b);
+    const b = h.worker();
     await vi.waitFor(async () => expect(await h.state(jobId)).toBe('completed'), { timeout: 45_000, interval: 100 });
     const again = h.sim.controls
       .requestLog()
@@ -80,9 +61,6 @@ describe('a worker killed with -9 during an incremental sync', () => {
     const rows = new Map((JSON.parse(sql.stdout) as { id: string; u: string }[]).map((r) => [r.id, r.u]));
     for (const d of h.sim.controls.docs(h.tenant.slug, C))
       if (edited.includes(String(d.id))) expect(rows.get(String(d.id)), String(d.id)).toBe(d.updatedAt);
-    b.kill('SIGTERM');
-    const [code] = (await once(b, 'exit')) as [number | null];
-    expect(code).toBe(0);
-    await bOut;
+    expect((await b.stop()).code).toBe(0);
   });
 });

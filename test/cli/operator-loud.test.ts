@@ -1,17 +1,9 @@
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import {
-  closedPort,
-  rowsOf,
-  runShell,
-  shq,
-  startWorker,
-  tenantConfig,
-  twoTenantSim,
-  writeConfig,
-} from '../helpers/operator.js';
+import { closedPort, rowsOf, runShell, shq, tenantConfig, twoTenantSim, writeConfig } from '../helpers/operator.js';
 import { startRedis } from '../helpers/redis-server.js';
 import { tempDir } from '../helpers/sync-harness.js';
+import { startWorker } from '../helpers/understudy-process.js';
 
 const lines = (s: string) => s.split('\n').filter((l) => l.trim() !== '');
 

@@ -1,9 +1,10 @@
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
-import { closedPort, startWorker, writeConfig } from '../helpers/operator.js';
+import { closedPort, writeConfig } from '../helpers/operator.js';
 import { startRedis } from '../helpers/redis-server.js';
 import { runCli } from '../helpers/run-cli.js';
 import { tempDir } from '../helpers/sync-harness.js';
+import { startWorker } from '../helpers/understudy-process.js';
 
 const KEY = 'some-key-some-key-some-key';
 

@@ -3,9 +3,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { expect, onTestFinished, vi } from 'vitest';
+import { onTestFinished } from 'vitest';
 import { type SimulatorOptions, startSimulator } from '../../src/sim/start-simulator.js';
-import { BIN, type CliResult, collect, spawnCli } from './run-cli.js';
+import { BIN, type CliResult, collect } from './run-cli.js';
 import { tempDir } from './sync-harness.js';
 
 /** A simulator with two tenants and limits off (unless asked), stopped when the test ends. */
@@ -59,38 +59,6 @@ export async function closedPort(): Promise<number> {
   const port = (s.address() as { port: number }).port;
   await new Promise((r) => s.close(r));
   return port;
-}
-
-/**
- * `understudy worker --config <config> …args` in the background, its stderr kept: `log()` so far, `waitForLog`
- * until a line matches, `opsPort()` once `--http` listens; `stop()` sends SIGTERM and resolves with its end.
- */
-export function startWorker(config: string, args: readonly string[], env: NodeJS.ProcessEnv) {
-  const child = spawnCli(['worker', '--config', config, ...args], { env });
-  const done = collect(child);
-  let err = '';
-  child.stderr?.on('data', (d: Buffer) => {
-    err += d.toString();
-  });
-  const waitForLog = (re: RegExp, timeout = 30_000) =>
-    vi.waitFor(
-      () => {
-        const line = err.split('\n').find((l) => re.test(l));
-        expect(line, err).toBeDefined();
-        return line as string;
-      },
-      { timeout },
-    );
-  return {
-    child,
-    log: () => err,
-    waitForLog,
-    opsPort: async () => JSON.parse(await waitForLog(/ops endpoints listening/)) as { host: string; port: number },
-    stop: async () => {
-      child.kill('SIGTERM');
-      return done;
-    },
-  };
 }
 
 /** The environment a cron job gives: no terminal, nothing of ours but what the test names. */

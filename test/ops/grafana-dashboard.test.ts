@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { startWorker, writeConfig } from '../helpers/operator.js';
+import { writeConfig } from '../helpers/operator.js';
 import { startRedis } from '../helpers/redis-server.js';
 import { tempDir } from '../helpers/sync-harness.js';
+import { startWorker } from '../helpers/understudy-process.js';
 
 interface Panel {
   readonly type: string;

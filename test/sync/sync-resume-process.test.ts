@@ -1,37 +1,17 @@
-import { once } from 'node:events';
-import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { describe, expect, it, onTestFinished } from 'vitest';
-import { type Simulator, startSimulator } from '../../src/sim/start-simulator.js';
-import { runCli, spawnCli } from '../helpers/run-cli.js';
-import { tempDir } from '../helpers/sync-harness.js';
+import { describe, expect, it } from 'vitest';
+import { holdRequest } from '../helpers/hold-request.js';
+import { runCli } from '../helpers/run-cli.js';
+import { syncProcessHarness } from '../helpers/sync-process-harness.js';
 
 // These tests run the built CLI (bin/understudy runs dist/): `npm run build` first (`npm test` does).
 
 const C = 'event-instances';
 
 async function setup() {
-  const sim = await startSimulator({ port: 0, records: 12, readLimit: 0, writeLimit: 0, maxLimit: 5, tenants: 1 });
-  onTestFinished(() => sim.close());
-  const t = sim.tenants[0];
-  if (!t) throw new Error('no tenant');
-  const db = join(tempDir(), 'mirror.db');
-  const args = (...more: string[]) => [
-    'sync',
-    '--base-url',
-    sim.url,
-    '--tenant',
-    t.slug,
-    '--db',
-    db,
-    '--collection',
-    C,
-    '--json',
-    ...more,
-  ];
-  const env = { PARTNERS_API_KEY: t.key, LOG_LEVEL: 'warn' };
+  const h = await syncProcessHarness(C, { records: 12, maxLimit: 5 });
   const live = () => {
-    const d = new Database(db, { readonly: true });
+    const d = new Database(h.db, { readonly: true });
     try {
       return (
         d.prepare('SELECT id FROM event_instances WHERE deleted_at IS NULL ORDER BY id').all() as { id: string }[]
@@ -40,57 +20,39 @@ async function setup() {
       d.close();
     }
   };
-  return { sim, t, db, args, env, live };
-}
-
-/**
- * Runs the CLI until its `n`th request for the collection arrives, holds that request, and kills the process with
- * SIGKILL. Sync fetches the next page while the previous one commits, so when request n arrives the pages answered
- * before the last one are committed for sure, and the last one (n - 1) may be committing: `committed` lists the
- * first n - 2.
- */
-async function killAtRequest(sim: Simulator, argv: string[], env: NodeJS.ProcessEnv, n: number) {
-  sim.controls.reset();
-  let release = () => {};
-  const held = new Promise<void>((r) => {
-    release = r;
-  });
-  let arrived = () => {};
-  const reached = new Promise<void>((r) => {
-    arrived = r;
-  });
-  let seen = 0;
-  const off = sim.controls.beforeRequest(async (r) => {
-    if (!r.path.includes(C)) return;
-    if (++seen === n) {
-      arrived();
-      await held;
-    }
-  });
-  const child = spawnCli(argv, { env });
-  await reached;
-  child.kill('SIGKILL');
-  await once(child, 'close');
-  const log = sim.controls.requestLog().filter((e) => e.path.includes(C));
-  off();
-  release();
-  return {
-    committed: log
-      .filter((e) => e.status === 200)
-      .map((e) => e.path)
-      .slice(0, n - 2),
+  /**
+   * Starts `sync …flags` and kills it with SIGKILL when its `n`th request for the collection arrives (held until
+   * then). Sync fetches the next page while the previous one commits, so when request n arrives the pages answered
+   * before the last one are committed for sure, and the last one (n - 1) may be committing: `committed` lists the
+   * first n - 2.
+   */
+  const killAtRequest = async (flags: string[], n: number) => {
+    h.sim.controls.reset();
+    const nth = holdRequest(h.sim, n, C);
+    const child = h.start(...flags);
+    await nth.reached;
+    await child.stop('SIGKILL');
+    const log = h.sim.controls.requestLog().filter((e) => e.path.includes(C));
+    nth.release();
+    return {
+      committed: log
+        .filter((e) => e.status === 200)
+        .map((e) => e.path)
+        .slice(0, n - 2),
+    };
   };
+  return { ...h, live, killAtRequest };
 }
 
 describe('a sync killed with SIGKILL resumes from its last committed page', () => {
   it('an incremental run asks for no committed page again and takes every edit', async () => {
-    const { sim, t, db, args, env } = await setup();
-    expect((await runCli(args('--full'), { env })).code).toBe(0);
+    const { sim, t, db, env, run, killAtRequest } = await setup();
+    expect((await run('--full')).code).toBe(0);
     sim.controls.mutate({ tenant: t.slug, collection: C, edits: 30 });
-    const { committed } = await killAtRequest(sim, args(), env, 5);
+    const { committed } = await killAtRequest([], 5);
     expect(committed).toHaveLength(3);
     sim.controls.reset();
-    const resumed = await runCli(args(), { env });
+    const resumed = await run();
     expect(resumed.code, resumed.stderr).toBe(0);
     const again = sim.controls.requestLog().map((e) => e.path);
     expect(again.filter((p) => committed.includes(p))).toEqual([]);
@@ -113,13 +75,13 @@ describe('a sync killed with SIGKILL resumes from its last committed page', () =
   });
 
   it('a full run asks for no committed page again and still marks deletions', async () => {
-    const { sim, t, args, env, live } = await setup();
-    expect((await runCli(args('--full'), { env })).code).toBe(0);
+    const { sim, t, run, live, killAtRequest } = await setup();
+    expect((await run('--full')).code).toBe(0);
     const gone = sim.controls.mutate({ tenant: t.slug, collection: C, deletes: 4 }).deleted;
-    const { committed } = await killAtRequest(sim, args('--full'), env, 5);
+    const { committed } = await killAtRequest(['--full'], 5);
     expect(committed).toHaveLength(3);
     sim.controls.reset();
-    const resumed = await runCli(args('--full'), { env });
+    const resumed = await run('--full');
     expect(resumed.code, resumed.stderr).toBe(0);
     const again = sim.controls.requestLog().map((e) => e.path);
     expect(again.filter((p) => committed.includes(p))).toEqual([]);
