@@ -23,14 +23,14 @@ const ASSETS: Record<string, string> = {
   'swagger-ui-bundle.js': 'application/javascript; charset=utf-8',
 };
 
-let assetDir: string | undefined;
+// Node caches the lookup (its path cache), so resolving per request needs no state of our own.
+const assetDir = (): string => dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 
 /** A Swagger UI asset by file name, or undefined if it is not one of the served files. */
 export async function swaggerAsset(name: string): Promise<{ body: Buffer; type: string } | undefined> {
   const type = ASSETS[name];
   if (!type) return undefined;
-  assetDir ??= dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
-  return { body: await readFile(join(assetDir, name)), type };
+  return { body: await readFile(join(assetDir(), name)), type };
 }
 
 /** A self-contained GraphiQL-style page: the simulator does not execute GraphQL, and the page says so. */
