@@ -78,6 +78,23 @@ export async function compareIds(
   spec: VariantSpec,
   total: number,
 ): Promise<IdComparison> {
+  const upstream = upstreamIds(deps, key, spec);
+  const unmatched = new Unmatched();
+  const dated = await compareDated(deps, key, upstream, unmatched);
+  unmatched.match(new Map(), await deps.checks.liveVersions(key, { undated: true }));
+  if (total > (dated ?? 0)) await readUndated(deps, upstream, unmatched);
+  return reconcile(deps, key, unmatched);
+}
+
+/** How the comparison reads the upstream: lists of ids and versions, and each record's key. */
+interface UpstreamIds {
+  readonly keyField: string;
+  readonly route: string;
+  list(q: Partial<ListQuery>): Promise<ListPage>;
+  keyOf(doc: Parameters<typeof docKey>[1]): string;
+}
+
+function upstreamIds(deps: CompareDeps, key: SyncKey, spec: VariantSpec): UpstreamIds {
   const collection = key.collection;
   const keyField = keyFieldFor(collection);
   const route = `/partners/{version}/{tenant}/${collection}`;
@@ -88,13 +105,29 @@ export async function compareIds(
     depth: 0,
     select: { id: true, updatedAt: true, [keyField]: true },
   };
-  const list = (q: Partial<ListQuery>): Promise<ListPage> => deps.client.listPage({ ...base, ...q }, deps.opts);
-  const keyOf = (doc: Parameters<typeof docKey>[1]): string => {
-    const k = docKey(collection, doc);
-    if (k === null) throw new BadResponseError('GET', route, `a record has no ${keyField}`);
-    return k;
+  return {
+    keyField,
+    route,
+    list: (q) => deps.client.listPage({ ...base, ...q }, deps.opts),
+    keyOf: (doc) => {
+      const k = docKey(collection, doc);
+      if (k === null) throw new BadResponseError('GET', route, `a record has no ${keyField}`);
+      return k;
+    },
   };
-  const unmatched = new Unmatched();
+}
+
+/**
+ * Walks the dated records in `(updatedAt, key)` order, matching each window read against the mirror's live rows in
+ * it; records whose date does not parse go to the undated side. Returns the upstream's count of dated records.
+ */
+async function compareDated(
+  deps: CompareDeps,
+  key: SyncKey,
+  upstream: UpstreamIds,
+  unmatched: Unmatched,
+): Promise<number | null> {
+  const { keyField, route } = upstream;
   // Upstream records read but not yet compared: those at or after the window's end (the last instant read).
   let pending = new Map<string, string | null>();
   let from: string | null = null;
@@ -115,14 +148,14 @@ export async function compareIds(
   const sort = `updatedAt,${keyField}`;
   for (;;) {
     const where = after ? afterWhere(after, keyField) : { updatedAt: { exists: true } };
-    const page = await list({ where, sort, page: pageNo });
+    const page = await upstream.list({ where, sort, page: pageNo });
     dated ??= page.totalDocs;
     let last: Position | null = null;
     for (const doc of page.docs) {
       const p = positionOf(doc, keyField, route);
       const at = instantOf(p);
       // A value that is not a date is mirrored as undated: compared with the undated rows.
-      (at === null ? unmatched.upstream : pending).set(keyOf(doc), at);
+      (at === null ? unmatched.upstream : pending).set(upstream.keyOf(doc), at);
       last = laterOf(last, p);
     }
     if (!(page.docs.length > 0 && hasMore(page, deps.limit))) break;
@@ -133,16 +166,16 @@ export async function compareIds(
     } else pageNo++;
   }
   await settle(null);
+  return dated;
+}
 
-  unmatched.match(new Map(), await deps.checks.liveVersions(key, { undated: true }));
-  if (total > (dated ?? 0)) {
-    for (let n = 1; n <= MAX_UNDATED_PAGES; n++) {
-      const page = await list({ where: { updatedAt: { exists: false } }, sort: keyField, page: n });
-      for (const doc of page.docs) unmatched.upstream.set(keyOf(doc), null);
-      if (!hasMore(page, deps.limit)) break;
-    }
+/** Lists the records without a date (by page number, bounded) onto the upstream's unmatched side. */
+async function readUndated(deps: CompareDeps, upstream: UpstreamIds, unmatched: Unmatched): Promise<void> {
+  for (let n = 1; n <= MAX_UNDATED_PAGES; n++) {
+    const page = await upstream.list({ where: { updatedAt: { exists: false } }, sort: upstream.keyField, page: n });
+    for (const doc of page.docs) unmatched.upstream.set(upstream.keyOf(doc), null);
+    if (!hasMore(page, deps.limit)) break;
   }
-  return reconcile(deps, key, unmatched);
 }
 
 /**

@@ -1,20 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import { hasMore } from '../partners/list-envelope.js';
 import type { ListPage, ListQuery } from '../partners/partners-client.js';
 import { draftsOnly } from './drafts-only.js';
-import { overlapIsComplete } from './overlap-window.js';
+import { type FullPass, type PassPlan, planPass } from './list-pass-plan.js';
 import { PageProgress } from './page-progress.js';
-import {
-  afterWhere,
-  comparePositions,
-  EPOCH,
-  earlierOf,
-  keyFieldFor,
-  laterOf,
-  positionOf,
-  sinceWhere,
-} from './position.js';
-import { type Position, PUBLISHED, type SyncState } from './store-port.js';
+import { afterWhere, earlierOf, keyFieldFor, laterOf, positionOf } from './position.js';
+import { type Position, PUBLISHED, type SyncKey, type SyncState } from './store-port.js';
 import { DEFAULT_PAGE_SIZE, finishPass, type Run, type SyncMode } from './sync-run.js';
 import { syncUndatedTail } from './undated-tail.js';
 import type { VariantSpec } from './variants.js';
@@ -43,59 +33,101 @@ interface Fetched {
   readonly fetchedAt: string;
 }
 
-/**
- * Pages through a list route in (updatedAt, key) order, committing each page with its checkpoint; the next page is
- * fetched while the previous one commits. The cursor never moves past the run's start, so a record dated in the
- * future cannot hide the edits made before its date.
- */
-export async function syncListed(run: Run, spec: VariantSpec, mode: SyncMode): Promise<void> {
-  const { store, log } = run.deps;
-  const key = run.key(spec.variant);
-  const keyField = keyFieldFor(run.collection);
-  const limit = run.deps.pageSize ?? DEFAULT_PAGE_SIZE;
-  const ceiling: Position = { updatedAt: run.startedAt, id: '' };
-  let state = await store.getSyncState(key);
-  // A cursor already past now (left by a record dated in the future) cannot say what was missed: read it all again.
-  const broken = state.cursor !== null && Date.parse(state.cursor.updatedAt) > run.futureAfter;
-  if (broken && mode === 'incremental' && !state.full)
-    log.warn(
-      { variant: spec.variant, cursor: state.cursor },
-      'cursor is past now; this run reads the collection in full',
-    );
-  const full = mode === 'full' || state.cursor === null || state.full !== null || broken;
-  let pass: { runId: string; startedAt: string } | null = null;
-  let after: Position | null;
-  let where: ListQuery['where'];
-  const resumable = state.incremental?.after ?? null;
-  if (full) {
-    // A pass resumed after a crash keeps its run id and start: rows written since that start stay not its to delete.
-    pass = state.full ? { runId: state.full.runId, startedAt: state.full.startedAt } : null;
-    after = state.full?.after ?? null;
-    if (!pass) {
-      pass = { runId: randomUUID(), startedAt: run.now() };
-      state = { ...state, full: { ...pass, after: null }, incremental: null };
-      await run.saveState(key, state);
-    }
-    where = after ? afterWhere(after, keyField) : undefined;
-  } else if (resumable && state.cursor && comparePositions(resumable, ceiling) <= 0) {
-    // An interrupted incremental run: go on right after its last committed page, without the overlap re-read
-    // (that re-read would fetch every committed page of a burst of edits sharing one second again). Not from a
-    // position past this run's start (a record dated in the future): edits made since would sort before it.
-    after = resumable;
-    where = afterWhere(after, keyField);
-  } else {
-    const cursor = state.cursor ?? EPOCH;
-    after = (await overlapIsComplete(run, spec, key, cursor)) ? cursor : null;
-    const overlap = run.deps.overlapMs ?? 1000;
-    where = after
-      ? afterWhere(after, keyField)
-      : sinceWhere(new Date(Math.max(0, Date.parse(cursor.updatedAt) - overlap)).toISOString());
-    state = { ...state, incremental: { after } };
+/** One pass over a list route as it goes from page to page. */
+interface Paging {
+  readonly run: Run;
+  readonly spec: VariantSpec;
+  readonly key: SyncKey;
+  readonly keyField: string;
+  readonly limit: number;
+  /** The run's start: no cursor saved goes past it. */
+  readonly ceiling: Position;
+  readonly full: boolean;
+  readonly pass: FullPass | null;
+  readonly progress: PageProgress;
+  /** What the run had read before this pass (progress totals). */
+  readonly base: number;
+  state: SyncState;
+  after: Position | null;
+  where: ListQuery['where'];
+  /** Page numbers only while the pass holds no position yet: records without a date (sorted first) carry none. */
+  pageNo: number;
+  /**
+   * Records without a date carry no keyset position: an upstream that sorts them last (PostgreSQL's nulls last)
+   * puts them after every date, where keyset filters never reach. A pass from the start has read them only when
+   * its first page held the whole collection, or began with them (the upstream sorts them first); else the undated
+   * tail goes back for them. (Comparing the records read with the first page's totalDocs cannot tell: records
+   * created during the pass make up for undated ones never read.)
+   */
+  readThemAll: boolean;
+  read: number;
+  /** What was read before the current `where`: its pages' totalDocs counts only what is left (progress totals). */
+  readBefore: number;
+}
+
+/** What a page says about the pass: its last position, whether more follow, and how many records to expect. */
+interface PageStep {
+  readonly last: Position | null;
+  readonly more: boolean;
+  readonly expected: number;
+}
+
+/** Moves the pass past a page it read (positions, stuck-page check), choosing the next page's filter or number. */
+function stepPast(p: Paging, page: ListPage): PageStep {
+  const { run, keyField, limit } = p;
+  const docs = page.docs;
+  if (p.full && !p.where && p.pageNo === 1) {
+    const first = docs[0];
+    p.readThemAll = !hasMore(page, limit) || (first !== undefined && positionOf(first, keyField, run.route()) === null);
   }
-  log.debug({ collection: run.collection, variant: spec.variant, full, resumeFrom: after }, 'sync pass starting');
-  const progress = new PageProgress(run.route(), keyField);
-  const sort = `updatedAt,${keyField}`;
-  // One page fetched ahead at most; cancelled when the pass stops before using it.
+  const expected = p.readBefore + page.totalDocs;
+  p.read += docs.length;
+  const last = run.positionsOf(docs, keyField);
+  p.progress.check(docs, p.after, last);
+  const moved = last !== null;
+  if (last) p.after = last;
+  const more = docs.length > 0 && hasMore(page, limit);
+  if (more) {
+    if (moved && p.after) {
+      p.where = afterWhere(p.after, keyField);
+      p.pageNo = 1;
+      p.readBefore = p.base + p.read;
+    } else p.pageNo++;
+  }
+  return { last, more, expected };
+}
+
+/** Commits a page with the state it leaves: a full pass's position, or the incremental cursor (never past now). */
+async function commitPage(p: Paging, { page, fetchedAt }: Fetched, step: PageStep): Promise<void> {
+  const { run, pass, key } = p;
+  const docs = page.docs;
+  p.state = pass
+    ? { ...p.state, full: { ...pass, after: p.after } }
+    : {
+        ...p.state,
+        cursor: laterOf(p.state.cursor, earlierOf(step.last, p.ceiling)),
+        incremental: { after: p.after },
+      };
+  const counts = await run.commit(key, {
+    upserts: docs,
+    fetchedAt,
+    next: p.state,
+    ...(pass ? { seenBy: pass.runId } : {}),
+  });
+  run.counted(counts, docs.length, step.expected);
+  run.deps.log.debug(
+    { collection: run.collection, variant: p.spec.variant, docs: docs.length, changed: counts.changes.length },
+    'page committed',
+  );
+}
+
+/**
+ * Reads the pass's pages in order, committing each; the next page is fetched while the previous one commits (one
+ * page ahead at most, cancelled when the pass stops before using it).
+ */
+async function readPages(p: Paging): Promise<void> {
+  const { run, spec, limit } = p;
+  const sort = `updatedAt,${p.keyField}`;
   const ahead = new AbortController();
   const fetchPage = (pageNo: number, w: ListQuery['where']): Promise<Fetched> => {
     const fetchedAt = run.now();
@@ -107,63 +139,17 @@ export async function syncListed(run: Run, spec: VariantSpec, mode: SyncMode): P
     fetched.catch(() => undefined);
     return fetched;
   };
-  // Page numbers only while the pass holds no position yet: records without a date (sorted first) carry none.
-  let pageNo = 1;
-  // Records without a date carry no keyset position: an upstream that sorts them last (PostgreSQL's nulls last)
-  // puts them after every date, where keyset filters never reach. A pass from the start has read them only when
-  // its first page held the whole collection, or began with them (the upstream sorts them first); else the undated
-  // tail goes back for them. (Comparing the records read with the first page's totalDocs cannot tell: records
-  // created during the pass make up for undated ones never read.)
-  let readThemAll = false;
-  let read = 0;
-  // What was read before the current `where`: its pages' totalDocs counts only what is left (progress totals).
-  const base = run.report.fetched;
-  let readBefore = base;
   run.checkStop();
-  let pending: Promise<Fetched> | null = fetchPage(pageNo, where);
+  let pending: Promise<Fetched> | null = fetchPage(p.pageNo, p.where);
   try {
     while (pending) {
-      const { page, fetchedAt } = await pending;
+      const fetched: Fetched = await pending;
       pending = null;
-      const docs = page.docs;
-      if (full && !where && pageNo === 1) {
-        const first = docs[0];
-        readThemAll =
-          !hasMore(page, limit) || (first !== undefined && positionOf(first, keyField, run.route()) === null);
-      }
-      const expected = readBefore + page.totalDocs;
-      read += docs.length;
-      const last = run.positionsOf(docs, keyField);
-      progress.check(docs, after, last);
-      const moved = last !== null;
-      if (last) after = last;
-      const more = docs.length > 0 && hasMore(page, limit);
-      if (more) {
-        if (moved && after) {
-          where = afterWhere(after, keyField);
-          pageNo = 1;
-          readBefore = base + read;
-        } else pageNo++;
-        // Fetch the next page while this one commits, unless a stop was asked for (this page still commits).
-        if (!run.stopRequested()) pending = fetchPage(pageNo, where);
-      }
-      if (docs.length > 0) {
-        state = pass
-          ? { ...state, full: { ...pass, after } }
-          : { ...state, cursor: laterOf(state.cursor, earlierOf(last, ceiling)), incremental: { after } };
-        const counts = await run.commit(key, {
-          upserts: docs,
-          fetchedAt,
-          next: state,
-          ...(pass ? { seenBy: pass.runId } : {}),
-        });
-        run.counted(counts, docs.length, expected);
-        log.debug(
-          { collection: run.collection, variant: spec.variant, docs: docs.length, changed: counts.changes.length },
-          'page committed',
-        );
-      }
-      if (more && run.stopRequested()) {
+      const step = stepPast(p, fetched.page);
+      // Fetch the next page while this one commits, unless a stop was asked for (this page still commits).
+      if (step.more && !run.stopRequested()) pending = fetchPage(p.pageNo, p.where);
+      if (fetched.page.docs.length > 0) await commitPage(p, fetched, step);
+      if (step.more && run.stopRequested()) {
         // A graceful stop: the page fetched ahead is committed too when its answer lands within STOP_GRACE_MS
         // (a request answered and thrown away would be spent again by the next run); else it is cancelled.
         if (!pending || !(await landsWithin(pending, STOP_GRACE_MS))) run.checkStop();
@@ -172,13 +158,62 @@ export async function syncListed(run: Run, spec: VariantSpec, mode: SyncMode): P
   } finally {
     if (pending) ahead.abort(); // no longer wanted: its failure is nobody's (handled in fetchPage)
   }
-  if (pass && !readThemAll) state = await syncUndatedTail(run, spec, key, state, pass.runId, keyField, limit);
-  const reached = earlierOf(after, ceiling);
+}
+
+/** The end of a pass: the undated tail when needed, then the cursor it reached and a full pass's tombstones. */
+async function endPass(p: Paging): Promise<void> {
+  const { run, spec, key, keyField, pass } = p;
+  let state = p.state;
+  if (pass && !p.readThemAll) state = await syncUndatedTail(run, spec, key, state, pass.runId, keyField, p.limit);
+  const reached = earlierOf(p.after, p.ceiling);
   // A full pass read everything: its own position replaces the cursor (repairing one left past now).
-  const cursor = full ? reached : laterOf(state.cursor, reached);
+  const cursor = p.full ? reached : laterOf(state.cursor, reached);
   const finalState: SyncState = { ...state, incremental: null };
   if (!pass) return finishPass(run, key, finalState, cursor, null);
   const { runId, startedAt } = pass;
   const unpublished = async () => (spec.variant === PUBLISHED ? draftsOnly(run, key, runId, startedAt, keyField) : []);
   await finishPass(run, key, finalState, cursor, { runId, startedAt, unpublished });
+}
+
+/** The state of a pass about to read its first page. */
+function startPaging(run: Run, spec: VariantSpec, key: SyncKey, keyField: string, ceiling: Position, plan: PassPlan) {
+  const base = run.report.fetched;
+  return {
+    run,
+    spec,
+    key,
+    keyField,
+    limit: run.deps.pageSize ?? DEFAULT_PAGE_SIZE,
+    ceiling,
+    full: plan.full,
+    pass: plan.pass,
+    progress: new PageProgress(run.route(), keyField),
+    base,
+    state: plan.state,
+    after: plan.after,
+    where: plan.where,
+    pageNo: 1,
+    readThemAll: false,
+    read: 0,
+    readBefore: base,
+  } satisfies Paging;
+}
+
+/**
+ * Pages through a list route in (updatedAt, key) order, committing each page with its checkpoint; the next page is
+ * fetched while the previous one commits. The cursor never moves past the run's start, so a record dated in the
+ * future cannot hide the edits made before its date.
+ */
+export async function syncListed(run: Run, spec: VariantSpec, mode: SyncMode): Promise<void> {
+  const key = run.key(spec.variant);
+  const keyField = keyFieldFor(run.collection);
+  const ceiling: Position = { updatedAt: run.startedAt, id: '' };
+  const plan = await planPass(run, spec, mode, key, keyField, ceiling);
+  run.deps.log.debug(
+    { collection: run.collection, variant: spec.variant, full: plan.full, resumeFrom: plan.after },
+    'sync pass starting',
+  );
+  const paging: Paging = startPaging(run, spec, key, keyField, ceiling, plan);
+  await readPages(paging);
+  await endPass(paging);
 }

@@ -1,12 +1,13 @@
 import type { CallOptions, PartnersClient } from '../partners/partners-client.js';
 import { COLLECTIONS, type CollectionSlug } from '../vocabulary/collections.js';
+import type { TenantSlug } from '../vocabulary/ids.js';
 import { compareIds } from './compare-ids.js';
 import type { ReadRoutes } from './discover-routes.js';
 import { existingAsDrafts } from './drafts-only.js';
 import { keyFieldFor } from './position.js';
 import { PUBLISHED, type Store, type SyncKey } from './store-port.js';
 import { DEFAULT_PAGE_SIZE, type TenantTarget } from './sync-run.js';
-import { variantsFor } from './variants.js';
+import { type VariantSpec, variantsFor } from './variants.js';
 import { wantedCollections } from './wanted-collections.js';
 
 /** One collection and variant compared: counts, and (unless only counts were compared) ids and versions. */
@@ -116,6 +117,54 @@ export const SYNC_RUNNING = 'a sync of it is running';
 
 const sample = (ids: readonly string[]) => ids.slice(0, SAMPLE_IDS);
 
+/** One collection and variant of a tenant to compare. */
+interface VariantToCheck {
+  readonly tenant: TenantSlug;
+  readonly collection: CollectionSlug;
+  readonly spec: VariantSpec;
+}
+
+/** The counts of one collection and variant (one `limit=1` read), and (unless `countsOnly`) its ids and versions. */
+async function checkVariant(
+  deps: CheckDeps,
+  opts: CallOptions,
+  now: () => string,
+  { tenant, collection, spec }: VariantToCheck,
+): Promise<{ readonly row: CheckRow; readonly ahead?: AheadRows }> {
+  const key: SyncKey = { tenant, collection, variant: spec.variant };
+  const since = now();
+  const page = await deps.client.listPage({ ...spec.query, collection, limit: 1, depth: 0 }, opts);
+  const local = await deps.checks.countLive(key);
+  const counts = {
+    collection,
+    variant: spec.variant,
+    local,
+    upstream: page.totalDocs,
+    drift: page.totalDocs - local,
+  };
+  if (deps.countsOnly) return { row: { ...counts, missing: null, extra: null, stale: null } };
+  const limit = deps.pageSize ?? DEFAULT_PAGE_SIZE;
+  const found = await compareIds({ client: deps.client, checks: deps.checks, opts, limit }, key, spec, page.totalDocs);
+  // An extra row may be a record unpublished upstream: one look-up (draft=true) per 100 extra ids tells.
+  const unpublished =
+    spec.variant === PUBLISHED && found.extra.length > 0
+      ? (await existingAsDrafts({ client: deps.client, opts }, collection, keyFieldFor(collection), found.extra)).sort()
+      : [];
+  const row: CheckRow = {
+    ...counts,
+    missing: found.missing.length,
+    extra: found.extra.length,
+    stale: found.stale.length,
+    missingIds: sample(found.missing),
+    extraIds: sample(found.extra),
+    staleIds: sample(found.stale.map((r) => r.id)),
+    unpublished: unpublished.length,
+    unpublishedIds: sample(unpublished),
+  };
+  const ahead = found.stale.filter((r) => r.mirror !== null && r.upstream !== null && r.mirror > r.upstream);
+  return ahead.length > 0 ? { row, ahead: { key, ids: ahead.map((r) => r.id), since } } : { row };
+}
+
 /**
  * Compares, for each collection of the tenant with a list route and each variant it mirrors, the mirror with the
  * upstream, through the tenant's rate gate, and keeps the results. First the counts: one `limit=1` read for the
@@ -141,48 +190,9 @@ export async function checkTenant(deps: CheckDeps, target: TenantTarget, routes:
       continue;
     }
     for (const spec of variantsFor(target, collection)) {
-      const key: SyncKey = { tenant: target.slug, collection, variant: spec.variant };
-      const since = now();
-      const page = await deps.client.listPage({ ...spec.query, collection, limit: 1, depth: 0 }, opts);
-      const local = await deps.checks.countLive(key);
-      const counts = {
-        collection,
-        variant: spec.variant,
-        local,
-        upstream: page.totalDocs,
-        drift: page.totalDocs - local,
-      };
-      if (deps.countsOnly) {
-        out.collections.push({ ...counts, missing: null, extra: null, stale: null });
-        continue;
-      }
-      const limit = deps.pageSize ?? DEFAULT_PAGE_SIZE;
-      const found = await compareIds(
-        { client: deps.client, checks: deps.checks, opts, limit },
-        key,
-        spec,
-        page.totalDocs,
-      );
-      // An extra row may be a record unpublished upstream: one look-up (draft=true) per 100 extra ids tells.
-      const unpublished =
-        spec.variant === PUBLISHED && found.extra.length > 0
-          ? (
-              await existingAsDrafts({ client: deps.client, opts }, collection, keyFieldFor(collection), found.extra)
-            ).sort()
-          : [];
-      out.collections.push({
-        ...counts,
-        missing: found.missing.length,
-        extra: found.extra.length,
-        stale: found.stale.length,
-        missingIds: sample(found.missing),
-        extraIds: sample(found.extra),
-        staleIds: sample(found.stale.map((r) => r.id)),
-        unpublished: unpublished.length,
-        unpublishedIds: sample(unpublished),
-      });
-      const ahead = found.stale.filter((r) => r.mirror !== null && r.upstream !== null && r.mirror > r.upstream);
-      if (ahead.length > 0) out.aheadOfUpstream.push({ key, ids: ahead.map((r) => r.id), since });
+      const { row, ahead } = await checkVariant(deps, opts, now, { tenant: target.slug, collection, spec });
+      out.collections.push(row);
+      if (ahead) out.aheadOfUpstream.push(ahead);
     }
   }
   await deps.checks.saveChecks(target.slug, out.collections, now());

@@ -1,9 +1,10 @@
 import { describeError, LeaseLostError, UnderstudyError } from '../errors.js';
+import type { Logger } from '../log.js';
 import { type CollectionSlug, THEME_SCHEMA_COLLECTIONS } from '../vocabulary/collections.js';
 import { DEFAULT_LEASE_TTL_MS, keepLease, leaseHolder, takeLease } from './collection-lease.js';
 import type { ReadRoutes } from './discover-routes.js';
 import { syncListed } from './list-pass.js';
-import { reachOf } from './reachability.js';
+import { type Reach, reachOf } from './reachability.js';
 import { type Lease, PUBLISHED } from './store-port.js';
 import { syncByReference } from './sync-by-reference.js';
 import { syncEmbedded } from './sync-embedded.js';
@@ -25,6 +26,160 @@ async function syncThemeSchema(run: Run): Promise<void> {
     if (err instanceof UnderstudyError && (err.code === 'US_AUTH' || err.code === 'US_ABORTED')) throw err;
     run.deps.log.warn({ collection: run.collection, err: describeError(err) }, 'theme-settings schema not mirrored');
   }
+}
+
+/** The collection's lease taken (or not: held by another run, or a failure taking it). */
+interface Taken {
+  readonly lease: Lease | null;
+  readonly failure: unknown;
+  readonly locked: boolean;
+}
+
+/** Takes the run's lease on its collection, waiting `waitMs` for another run's (none for a quiet first try). */
+async function takeCollection(run: Run, signal: AbortSignal, quietIfLocked: boolean | undefined): Promise<Taken> {
+  const { deps } = run;
+  let lease: Lease | null = null;
+  try {
+    lease = await takeLease(
+      deps.store,
+      { tenant: run.tenant, collection: run.collection },
+      {
+        holder: leaseHolder(),
+        ttlMs: deps.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS,
+        waitMs: quietIfLocked ? 0 : (deps.waitMs ?? 0),
+        clock: run.clock,
+        signal,
+      },
+    );
+  } catch (err) {
+    return { lease: null, failure: err, locked: false };
+  }
+  if (lease) return { lease, failure: null, locked: false };
+  run.report.skipped = LOCKED;
+  run.report.errorCode = 'US_LOCKED';
+  return { lease: null, failure: null, locked: true };
+}
+
+/**
+ * Mirrors every variant of the collection under the run's lease, kept alive meanwhile; a lease lost on the way
+ * aborts the request in flight (`fenced`). Returns the failure, or null.
+ */
+async function mirrorLeased(
+  run: Run,
+  target: TenantTarget,
+  mode: SyncMode,
+  reach: Exclude<Reach, { how: 'none' }>,
+  lease: Lease,
+  fenced: AbortController,
+): Promise<unknown> {
+  run.lease = lease;
+  let lost = false;
+  let failure: unknown = null;
+  const keeper = keepLease(run.deps.store, lease, () => {
+    lost = true;
+    fenced.abort();
+  });
+  try {
+    for (const spec of variantsFor(target, run.collection)) {
+      if (reach.how === 'list') await syncListed(run, spec, mode);
+      else if (reach.how === 'get') await syncByReference(run, spec, mode);
+      else if (reach.how === 'embedded') await syncEmbedded(run, spec, mode, reach.from);
+    }
+    await syncThemeSchema(run);
+  } catch (err) {
+    failure = err;
+  }
+  await keeper.stop();
+  if (lost && !(failure instanceof UnderstudyError && failure.code === 'US_LEASE_LOST'))
+    failure = new LeaseLostError(lease);
+  return failure;
+}
+
+const codeOf = (failure: unknown): string | undefined =>
+  failure instanceof UnderstudyError ? failure.code : undefined;
+
+/**
+ * A failure into the report and, when the run still holds its lease, into the sync state (`lastError`); then the
+ * lease released, last, after the fenced commits (each renews it): a lease that changed hands is not ours to end.
+ */
+async function settle(run: Run, failure: unknown, lease: Lease | null): Promise<void> {
+  const code = codeOf(failure);
+  if (failure) {
+    run.report.error = describeError(failure);
+    if (code) run.report.errorCode = code;
+  }
+  // A graceful stop is not a failure: committed pages stay, the next run resumes, and status shows no error.
+  const stopped = code === 'US_ABORTED';
+  const fencedOff = code === 'US_LEASE_LOST';
+  if (failure && !stopped && !fencedOff && lease) {
+    // Fenced like every commit: a run that lost its lease leaves the state to the run that took it.
+    const key = run.key(PUBLISHED);
+    const state = await run.deps.store.getSyncState(key);
+    await run.saveState(key, { ...state, lastError: run.report.error ?? null }).catch(() => undefined);
+  }
+  if (lease && !fencedOff) await run.deps.store.releaseLease(lease).catch(() => undefined);
+}
+
+/** How a run ended, as `sync_runs.status` says it. */
+type RunStatus = 'stopped' | 'failed' | 'skipped' | 'ok';
+
+/** The run's row in `sync_runs`. */
+async function recordRun(run: Run, target: TenantTarget, mode: SyncMode, status: RunStatus): Promise<void> {
+  const { report } = run;
+  await run.deps.store.recordRun({
+    runId: run.runId,
+    tenant: target.slug,
+    collection: run.collection,
+    variant: variantsFor(target, run.collection)
+      .map((v) => v.variant)
+      .join(','),
+    mode,
+    startedAt: run.startedAt,
+    finishedAt: run.now(),
+    status,
+    fetched: report.fetched,
+    inserted: report.inserted,
+    updated: report.updated,
+    unchanged: report.unchanged,
+    deleted: report.deleted,
+    requests: report.requests,
+    ms: report.ms,
+    error: report.error ?? report.skipped ?? null,
+  });
+}
+
+/** The run's one outcome line. */
+function logOutcome(log: Logger, run: Run, status: RunStatus, code: string | undefined): void {
+  // `name` is the `collection` the child logger already binds: one field, one name.
+  const { errorCode: _omit, name: _name, ...outcome } = run.report;
+  if (status === 'stopped') log.info(outcome, 'sync stopped');
+  else if (status === 'failed') log.error({ ...outcome, code }, 'sync failed');
+  else log.info(outcome, status === 'skipped' ? 'sync skipped' : 'sync finished');
+}
+
+/** The end of a collection's run: its report finished, the failure settled, the run recorded and logged. */
+async function endRun(
+  run: Run,
+  target: TenantTarget,
+  mode: SyncMode,
+  started: number,
+  taken: Taken & { readonly skipped: boolean },
+  failure: unknown,
+): Promise<CollectionReport> {
+  const log = run.deps.log.child({ tenant: target.slug, collection: run.collection });
+  run.report.ms = Date.now() - started;
+  if (run.report.future > 0) {
+    const futureAfter = new Date(run.futureAfter).toISOString();
+    log.warn({ future: run.report.future, ids: run.futureIds, futureAfter }, 'records dated in the future');
+  }
+  await settle(run, failure, taken.lease);
+  const code = codeOf(failure);
+  const status: RunStatus =
+    code === 'US_ABORTED' ? 'stopped' : failure ? 'failed' : taken.skipped || taken.locked ? 'skipped' : 'ok';
+  await recordRun(run, target, mode, status);
+  logOutcome(log, run, status, code);
+  if (code === 'US_AUTH' || code === 'US_ABORTED') throw failure;
+  return run.report;
 }
 
 /**
@@ -50,105 +205,16 @@ export async function syncCollection(
   // Lost lease: the request in flight is dropped at once (nothing of it could be committed anyway).
   const fenced = new AbortController();
   const run = new Run(deps, target.slug, collection, AbortSignal.any([signal, fenced.signal]));
-  const log = deps.log.child({ tenant: target.slug, collection });
   const reach = reachOf(collection, routes);
-  const startedAt = run.startedAt;
-  let failure: unknown = null;
-  let lease: Lease | null = null;
-  let locked = false;
-  if (reach.how === 'none') {
-    run.report.skipped = reach.reason;
-  } else {
-    try {
-      lease = await takeLease(
-        deps.store,
-        { tenant: target.slug, collection },
-        {
-          holder: leaseHolder(),
-          ttlMs: deps.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS,
-          waitMs: opts.quietIfLocked ? 0 : (deps.waitMs ?? 0),
-          clock: run.clock,
-          signal,
-        },
-      );
-    } catch (err) {
-      failure = err;
-    }
-    if (!lease && !failure) {
-      locked = true;
-      run.report.skipped = LOCKED;
-      run.report.errorCode = 'US_LOCKED';
-      if (opts.quietIfLocked) return run.report;
-    }
+  let taken: Taken = { lease: null, failure: null, locked: false };
+  if (reach.how === 'none') run.report.skipped = reach.reason;
+  else {
+    taken = await takeCollection(run, signal, opts.quietIfLocked);
+    if (taken.locked && opts.quietIfLocked) return run.report;
   }
-  if (lease) {
-    run.lease = lease;
-    let lost = false;
-    const keeper = keepLease(deps.store, lease, () => {
-      lost = true;
-      fenced.abort();
-    });
-    try {
-      for (const spec of variantsFor(target, collection)) {
-        if (reach.how === 'list') await syncListed(run, spec, mode);
-        else if (reach.how === 'get') await syncByReference(run, spec, mode);
-        else if (reach.how === 'embedded') await syncEmbedded(run, spec, mode, reach.from);
-      }
-      await syncThemeSchema(run);
-    } catch (err) {
-      failure = err;
-    }
-    await keeper.stop();
-    if (lost && !(failure instanceof UnderstudyError && failure.code === 'US_LEASE_LOST'))
-      failure = new LeaseLostError(lease);
-  }
-  run.report.ms = Date.now() - started;
-  if (run.report.future > 0) {
-    const futureAfter = new Date(run.futureAfter).toISOString();
-    log.warn({ future: run.report.future, ids: run.futureIds, futureAfter }, 'records dated in the future');
-  }
-  // A graceful stop is not a failure: committed pages stay, the next run resumes, and status shows no error.
-  const stopped = failure instanceof UnderstudyError && failure.code === 'US_ABORTED';
-  const code = failure instanceof UnderstudyError ? failure.code : undefined;
-  if (failure) {
-    run.report.error = describeError(failure);
-    if (code) run.report.errorCode = code;
-  }
-  const fencedOff = failure instanceof UnderstudyError && failure.code === 'US_LEASE_LOST';
-  if (failure && !stopped && !fencedOff && lease) {
-    // Fenced like every commit: a run that lost its lease leaves the state to the run that took it.
-    const key = run.key(PUBLISHED);
-    const state = await deps.store.getSyncState(key);
-    await run.saveState(key, { ...state, lastError: run.report.error ?? null }).catch(() => undefined);
-  }
-  // Last, after the fenced commits (each renews the lease); a lease that changed hands is not ours to end.
-  if (lease && !fencedOff) await deps.store.releaseLease(lease).catch(() => undefined);
-  await deps.store.recordRun({
-    runId: run.runId,
-    tenant: target.slug,
-    collection,
-    variant: variantsFor(target, collection)
-      .map((v) => v.variant)
-      .join(','),
-    mode,
-    startedAt,
-    finishedAt: run.now(),
-    status: stopped ? 'stopped' : failure ? 'failed' : reach.how === 'none' || locked ? 'skipped' : 'ok',
-    fetched: run.report.fetched,
-    inserted: run.report.inserted,
-    updated: run.report.updated,
-    unchanged: run.report.unchanged,
-    deleted: run.report.deleted,
-    requests: run.report.requests,
-    ms: run.report.ms,
-    error: run.report.error ?? run.report.skipped ?? null,
-  });
-  // `name` is the `collection` the child logger already binds: one field, one name.
-  const { errorCode: _omit, name: _name, ...outcome } = run.report;
-  if (stopped) log.info(outcome, 'sync stopped');
-  else if (failure) log.error({ ...outcome, code }, 'sync failed');
-  else log.info(outcome, reach.how === 'none' || locked ? 'sync skipped' : 'sync finished');
-  if (failure instanceof UnderstudyError && (failure.code === 'US_AUTH' || failure.code === 'US_ABORTED'))
-    throw failure;
-  return run.report;
+  const failure =
+    taken.lease && reach.how !== 'none'
+      ? await mirrorLeased(run, target, mode, reach, taken.lease, fenced)
+      : taken.failure;
+  return endRun(run, target, mode, started, { ...taken, skipped: reach.how === 'none' }, failure);
 }
