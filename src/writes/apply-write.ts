@@ -6,7 +6,14 @@ import { PUBLISHED, type Store, type SyncKey, type WriteBatch } from '../sync/st
 import { type CollectionSlug, NATURAL_KEY, VERSIONED } from '../vocabulary/collections.js';
 import { isJsonObject, type JsonObject, type JsonValue, recordId, type UpstreamDoc } from '../vocabulary/ids.js';
 import { planVersionedUpdate, type UpdatePlan } from './versioned-update.js';
-import { type BulkJob, type CreateJob, routeOf, type UpdateJob, type WriteJobData } from './write-job.js';
+import {
+  type BulkJob,
+  type CreateJob,
+  type DeleteJob,
+  routeOf,
+  type UpdateJob,
+  type WriteJobData,
+} from './write-job.js';
 import type { BulkFailure } from './write-log.js';
 
 /** What applying a write needs: the tenant's client, the mirror, and how to bring the mirror up after a bulk write. */
@@ -81,70 +88,93 @@ const summaryOf = (result: BulkResult): JsonObject => {
  * thrown, since the write must not be sent again.
  */
 export async function applyWrite(deps: WriteDeps, data: WriteJobData, opts: ApplyOptions): Promise<WriteOutcome> {
-  const { client } = deps;
-  const call: CallOptions = { signal: opts.signal };
-  const route = routeOf(data);
   // Every request of this write leaves after this instant: what it answers was read after it (a tombstone set
   // before it may be undone by the answer; one set after it may not).
   const sentAt = (deps.now?.() ?? new Date()).toISOString();
   switch (data.op) {
-    case 'create': {
-      if (opts.priorUnknown) {
-        const found = await findCreated(deps, data, call);
-        if (found) {
-          const mirrorError = await mirrorDoc(deps, data.collection, data.draft === true, found, sentAt, opts);
-          return withMirror(
-            { status: 'ok', resultId: docKey(data.collection, found), note: 'found after unknown outcome' },
-            mirrorError,
-          );
-        }
-      }
-      const doc = await client.create(data.collection, data.body, writeQuery(data.collection, data.draft), call);
-      const mirrorError = await mirrorDoc(deps, data.collection, data.draft === true, doc, sentAt, opts);
-      return withMirror({ status: 'ok', resultId: docKey(data.collection, doc) }, mirrorError);
-    }
-    case 'update': {
-      const method = route.method === 'PUT' ? 'PUT' : 'PATCH';
-      const plan = await planVersionedUpdate(client, data.collection, data.id, data.body, data.draft, call);
-      if (plan) return applyPlannedUpdate(deps, data, plan, method, sentAt, opts);
-      const answer = await client.update(
-        data.collection,
-        recordId(data.id),
-        method,
-        data.body,
-        writeQuery(data.collection, data.draft),
-        call,
-      );
-      const doc = TAKES_DEPTH(data.collection) ? answer : idsForRelationships(answer);
-      const mirrorError = await mirrorDoc(deps, data.collection, data.draft === true, doc, sentAt, opts);
-      return withMirror({ status: 'ok', resultId: docKey(data.collection, doc) ?? data.id }, mirrorError);
-    }
-    case 'delete': {
-      let note: string | undefined;
-      try {
-        await client.delete(data.collection, recordId(data.id), call);
-      } catch (err) {
-        // The earlier attempt may have deleted it: a 404 now means the delete is done.
-        if (!(opts.priorUnknown && err instanceof UpstreamError && err.status === 404)) throw err;
-        note = 'already gone after unknown outcome';
-      }
-      let mirrorError: string | undefined;
-      try {
-        const key: SyncKey = { tenant: client.tenant, collection: data.collection, variant: PUBLISHED };
-        await deps.store.write(key, {
-          deletes: [data.id],
-          now: (deps.now?.() ?? new Date()).toISOString(),
-          ...writeThrough(opts),
-        });
-      } catch (err) {
-        mirrorError = describeError(err);
-        deps.log.warn({ err: mirrorError, collection: data.collection }, 'delete applied, mirror not updated');
-      }
-      return withMirror({ status: 'ok', resultId: data.id, ...(note ? { note } : {}) }, mirrorError);
-    }
+    case 'create':
+      return applyCreate(deps, data, opts, sentAt);
+    case 'update':
+      return applyUpdate(deps, data, opts, sentAt);
+    case 'delete':
+      return applyDelete(deps, data, opts);
     case 'bulk':
       return applyBulk(deps, data, opts);
   }
+}
+
+/** A create, looked up first when an earlier attempt's outcome is unknown; the answer upserted into the mirror. */
+async function applyCreate(
+  deps: WriteDeps,
+  data: CreateJob,
+  opts: ApplyOptions,
+  sentAt: string,
+): Promise<WriteOutcome> {
+  const call: CallOptions = { signal: opts.signal };
+  if (opts.priorUnknown) {
+    const found = await findCreated(deps, data, call);
+    if (found) {
+      const mirrorError = await mirrorDoc(deps, data.collection, data.draft === true, found, sentAt, opts);
+      return withMirror(
+        { status: 'ok', resultId: docKey(data.collection, found), note: 'found after unknown outcome' },
+        mirrorError,
+      );
+    }
+  }
+  const doc = await deps.client.create(data.collection, data.body, writeQuery(data.collection, data.draft), call);
+  const mirrorError = await mirrorDoc(deps, data.collection, data.draft === true, doc, sentAt, opts);
+  return withMirror({ status: 'ok', resultId: docKey(data.collection, doc) }, mirrorError);
+}
+
+/** An update (PUT or PATCH, or a versioned update's plan); the answer upserted into the mirror. */
+async function applyUpdate(
+  deps: WriteDeps,
+  data: UpdateJob,
+  opts: ApplyOptions,
+  sentAt: string,
+): Promise<WriteOutcome> {
+  const { client } = deps;
+  const call: CallOptions = { signal: opts.signal };
+  const method = routeOf(data).method === 'PUT' ? 'PUT' : 'PATCH';
+  const plan = await planVersionedUpdate(client, data.collection, data.id, data.body, data.draft, call);
+  if (plan) return applyPlannedUpdate(deps, data, plan, method, sentAt, opts);
+  const answer = await client.update(
+    data.collection,
+    recordId(data.id),
+    method,
+    data.body,
+    writeQuery(data.collection, data.draft),
+    call,
+  );
+  const doc = TAKES_DEPTH(data.collection) ? answer : idsForRelationships(answer);
+  const mirrorError = await mirrorDoc(deps, data.collection, data.draft === true, doc, sentAt, opts);
+  return withMirror({ status: 'ok', resultId: docKey(data.collection, doc) ?? data.id }, mirrorError);
+}
+
+/** A delete (a 404 after an unknown outcome is one done); the row tombstoned in the mirror. */
+async function applyDelete(deps: WriteDeps, data: DeleteJob, opts: ApplyOptions): Promise<WriteOutcome> {
+  const { client } = deps;
+  let note: string | undefined;
+  try {
+    await client.delete(data.collection, recordId(data.id), { signal: opts.signal });
+  } catch (err) {
+    // The earlier attempt may have deleted it: a 404 now means the delete is done.
+    if (!(opts.priorUnknown && err instanceof UpstreamError && err.status === 404)) throw err;
+    note = 'already gone after unknown outcome';
+  }
+  let mirrorError: string | undefined;
+  try {
+    const key: SyncKey = { tenant: client.tenant, collection: data.collection, variant: PUBLISHED };
+    await deps.store.write(key, {
+      deletes: [data.id],
+      now: (deps.now?.() ?? new Date()).toISOString(),
+      ...writeThrough(opts),
+    });
+  } catch (err) {
+    mirrorError = describeError(err);
+    deps.log.warn({ err: mirrorError, collection: data.collection }, 'delete applied, mirror not updated');
+  }
+  return withMirror({ status: 'ok', resultId: data.id, ...(note ? { note } : {}) }, mirrorError);
 }
 
 /** A write-through's change-log origin: source `write`, and the job's id. */

@@ -60,6 +60,78 @@ export type RetryDecision =
       readonly what: string;
     };
 
+/** The progress a decision keeps in the job. */
+const progressOf = (attempts: number, unknownOutcome: boolean, rateWaitMs: number): WriteProgress => ({
+  attempts,
+  unknownOutcome,
+  sending: false,
+  rateWaitMs,
+});
+
+/**
+ * A 429, or the key's own budget parked: delayed by Retry-After, no attempt spent, up to `maxRateLimitWaitMs` in
+ * total.
+ */
+function afterRateLimit(
+  cls: FailureClass & { kind: 'rate' },
+  at: FailedAttempt,
+  policy: WriteRetryPolicy,
+): RetryDecision {
+  // Parking waits for our own budget (bounded by its window); only the upstream's 429s count here.
+  if (cls.parked) {
+    return { kind: 'park', delayMs: cls.waitMs, progress: progressOf(at.attempt - 1, at.priorUnknown, at.rateWaitMs) };
+  }
+  const rateWaitMs = at.rateWaitMs + at.elapsedMs;
+  const max = policy.maxRateLimitWaitMs;
+  if (max !== undefined && rateWaitMs + cls.waitMs > max) {
+    return {
+      kind: 'fail-final',
+      progress: progressOf(at.attempt - 1, at.priorUnknown, rateWaitMs),
+      status: 429,
+      code: 'US_RATE_LIMITED',
+      message:
+        `rate limited: still 429 after ${Math.round(rateWaitMs)} ms of waiting, and the upstream asks for ` +
+        `${cls.waitMs} ms more, past writes.maxRateLimitWaitMs (${max} ms)`,
+    };
+  }
+  return {
+    kind: 'wait-rate',
+    delayMs: cls.waitMs,
+    progress: progressOf(at.attempt - 1, at.priorUnknown, rateWaitMs + cls.waitMs),
+  };
+}
+
+/** A transient failure: backoff with jitter while attempts last, unless a create may have been applied unseen. */
+function afterTransient(
+  cls: FailureClass & { kind: 'retry' },
+  at: FailedAttempt,
+  policy: WriteRetryPolicy,
+  random: () => number,
+): RetryDecision {
+  const unknownOutcome = at.priorUnknown || cls.unknownOutcome;
+  const after = progressOf(at.attempt, unknownOutcome, at.rateWaitMs);
+  if (unknownOutcome && at.createWithoutNaturalKey) {
+    // Nothing to look it up by: sending it again could make a second record (docs/writes.md, rule 1).
+    return {
+      kind: 'fail-unknown-outcome',
+      progress: after,
+      status: cls.status,
+      what: `attempt ${at.attempt} (${cls.message})`,
+    };
+  }
+  if (at.attempt >= policy.attempts) {
+    return {
+      kind: 'fail-final',
+      progress: after,
+      status: cls.status,
+      code: cls.code,
+      message: `gave up after ${at.attempt} attempt(s): ${cls.message}`,
+    };
+  }
+  const delayMs = backoffMs(at.attempt, policy.backoff.baseMs, policy.backoff.maxMs, random);
+  return { kind: 'retry-after', delayMs, progress: after, status: cls.status, code: cls.code, message: cls.message };
+}
+
 /**
  * The one place retries of writes are decided (reads: `decideRetry` in src/partners/retry-delay.ts). 429: delayed by
  * Retry-After, no attempt spent, up to `maxRateLimitWaitMs` in total. Network errors, 408, 425, 5xx, a 2xx cut off:
@@ -72,77 +144,24 @@ export function decideWriteRetry(
   policy: WriteRetryPolicy,
   random: () => number,
 ): RetryDecision {
-  const progress = (attempts: number, unknownOutcome: boolean, rateWaitMs = at.rateWaitMs): WriteProgress => ({
-    attempts,
-    unknownOutcome,
-    sending: false,
-    rateWaitMs,
-  });
   switch (cls.kind) {
     case 'aborted':
       return {
         kind: 'hand-back',
-        progress: progress(cls.unknownOutcome ? at.attempt : at.attempt - 1, at.priorUnknown || cls.unknownOutcome),
+        progress: progressOf(
+          cls.unknownOutcome ? at.attempt : at.attempt - 1,
+          at.priorUnknown || cls.unknownOutcome,
+          at.rateWaitMs,
+        ),
       };
-    case 'rate': {
-      // Parking waits for our own budget (bounded by its window); only the upstream's 429s count here.
-      if (cls.parked) {
-        return { kind: 'park', delayMs: cls.waitMs, progress: progress(at.attempt - 1, at.priorUnknown) };
-      }
-      const rateWaitMs = at.rateWaitMs + at.elapsedMs;
-      const max = policy.maxRateLimitWaitMs;
-      if (max !== undefined && rateWaitMs + cls.waitMs > max) {
-        return {
-          kind: 'fail-final',
-          progress: progress(at.attempt - 1, at.priorUnknown, rateWaitMs),
-          status: 429,
-          code: 'US_RATE_LIMITED',
-          message:
-            `rate limited: still 429 after ${Math.round(rateWaitMs)} ms of waiting, and the upstream asks for ` +
-            `${cls.waitMs} ms more, past writes.maxRateLimitWaitMs (${max} ms)`,
-        };
-      }
-      return {
-        kind: 'wait-rate',
-        delayMs: cls.waitMs,
-        progress: progress(at.attempt - 1, at.priorUnknown, rateWaitMs + cls.waitMs),
-      };
-    }
-    case 'retry': {
-      const unknownOutcome = at.priorUnknown || cls.unknownOutcome;
-      const after = progress(at.attempt, unknownOutcome);
-      if (unknownOutcome && at.createWithoutNaturalKey) {
-        // Nothing to look it up by: sending it again could make a second record (docs/writes.md, rule 1).
-        return {
-          kind: 'fail-unknown-outcome',
-          progress: after,
-          status: cls.status,
-          what: `attempt ${at.attempt} (${cls.message})`,
-        };
-      }
-      if (at.attempt >= policy.attempts) {
-        return {
-          kind: 'fail-final',
-          progress: after,
-          status: cls.status,
-          code: cls.code,
-          message: `gave up after ${at.attempt} attempt(s): ${cls.message}`,
-        };
-      }
-      const delayMs = backoffMs(at.attempt, policy.backoff.baseMs, policy.backoff.maxMs, random);
-      return {
-        kind: 'retry-after',
-        delayMs,
-        progress: after,
-        status: cls.status,
-        code: cls.code,
-        message: cls.message,
-      };
-    }
+    case 'rate':
+      return afterRateLimit(cls, at, policy);
+    case 'retry':
+      return afterTransient(cls, at, policy, random);
     case 'final':
       return {
         kind: 'fail-final',
-        progress: progress(at.attempt, at.priorUnknown),
+        progress: progressOf(at.attempt, at.priorUnknown, at.rateWaitMs),
         status: cls.status,
         code: cls.code,
         message: cls.message,

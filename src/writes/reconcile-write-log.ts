@@ -38,6 +38,62 @@ const outcomeOf = (rv: unknown): { status: 'ok' | 'partial'; resultId: string | 
   };
 };
 
+/** The rows a sweep looks at: those of `jobIds` still passing, or every passing row. */
+async function passingRows(writeLog: WriteLog, jobIds?: readonly string[]): Promise<WriteLogEntry[]> {
+  if (!jobIds) return writeLog.list(PASSING);
+  const rows: WriteLogEntry[] = [];
+  for (const id of jobIds) {
+    const row = await writeLog.get(id);
+    if (row && PASSING.includes(row.status)) rows.push(row);
+  }
+  return rows;
+}
+
+/** What a passing row becomes given its job's state in the queue; null when it stays as it is. */
+function reconciled(
+  row: WriteLogEntry,
+  state: string,
+  job: QueuedWriteJob | null | undefined,
+  now: () => string,
+): WriteLogEntry | null {
+  const finishedAt = () => (job?.finishedOn ? new Date(job.finishedOn).toISOString() : now());
+  if (state === 'failed') {
+    return {
+      ...row,
+      status: 'failed',
+      error: job?.failedReason || 'failed',
+      errorCode: row.errorCode,
+      finishedAt: finishedAt(),
+      note: 'reconciled: the job failed while no worker could log it (e.g. a worker killed mid-write)',
+    };
+  }
+  if (state === 'completed') {
+    const o = outcomeOf(job?.returnvalue);
+    return {
+      ...row,
+      status: o.status,
+      resultId: o.resultId ?? row.resultId,
+      error: null,
+      errorCode: null,
+      upstreamStatus: null,
+      finishedAt: finishedAt(),
+      note: o.note ?? 'reconciled: completed while no worker could log it',
+    };
+  }
+  if (state === 'missing' || state === 'unknown') {
+    return {
+      ...row,
+      status: 'failed',
+      error: 'the job is no longer in the queue',
+      finishedAt: now(),
+      note: 'reconciled: job removed from the queue before its outcome was logged',
+    };
+  }
+  if (row.status === 'running' && WAITING_STATES.has(state))
+    return { ...row, status: 'delayed', note: 'the worker running it stopped mid-write: back in the queue' };
+  return null;
+}
+
 /**
  * Brings `write_log` rows that still say `running`, `retrying` or `delayed` in line with their job when the process
  * that would have written the outcome died: a job BullMQ failed (a worker killed twice mid-write: "job stalled
@@ -47,15 +103,7 @@ const outcomeOf = (rv: unknown): { status: 'ok' | 'partial'; resultId: string | 
  */
 export async function reconcileWriteLog(deps: ReconcileDeps, jobIds?: readonly string[]): Promise<number> {
   const now = () => new Date((deps.now ?? Date.now)()).toISOString();
-  const rows: WriteLogEntry[] = [];
-  if (jobIds) {
-    for (const id of jobIds) {
-      const row = await deps.writeLog.get(id);
-      if (row && PASSING.includes(row.status)) rows.push(row);
-    }
-  } else {
-    rows.push(...(await deps.writeLog.list(PASSING)));
-  }
+  const rows = await passingRows(deps.writeLog, jobIds);
   let changed = 0;
   for (const row of rows) {
     try {
@@ -64,39 +112,7 @@ export async function reconcileWriteLog(deps: ReconcileDeps, jobIds?: readonly s
       // The job read before its state may predate the failure or completion the state reports (its reason and
       // return value not yet there): read it again once it is final.
       const job = state === 'failed' || state === 'completed' ? ((await deps.queue.getJob(row.jobId)) ?? first) : first;
-      let next: WriteLogEntry | null = null;
-      if (state === 'failed') {
-        next = {
-          ...row,
-          status: 'failed',
-          error: job?.failedReason || 'failed',
-          errorCode: row.errorCode,
-          finishedAt: job?.finishedOn ? new Date(job.finishedOn).toISOString() : now(),
-          note: 'reconciled: the job failed while no worker could log it (e.g. a worker killed mid-write)',
-        };
-      } else if (state === 'completed') {
-        const o = outcomeOf(job?.returnvalue);
-        next = {
-          ...row,
-          status: o.status,
-          resultId: o.resultId ?? row.resultId,
-          error: null,
-          errorCode: null,
-          upstreamStatus: null,
-          finishedAt: job?.finishedOn ? new Date(job.finishedOn).toISOString() : now(),
-          note: o.note ?? 'reconciled: completed while no worker could log it',
-        };
-      } else if (state === 'missing' || state === 'unknown') {
-        next = {
-          ...row,
-          status: 'failed',
-          error: 'the job is no longer in the queue',
-          finishedAt: now(),
-          note: 'reconciled: job removed from the queue before its outcome was logged',
-        };
-      } else if (row.status === 'running' && WAITING_STATES.has(state)) {
-        next = { ...row, status: 'delayed', note: 'the worker running it stopped mid-write: back in the queue' };
-      }
+      const next = reconciled(row, state, job, now);
       if (next) {
         await deps.writeLog.record({ ...next, updatedAt: now() });
         changed++;
