@@ -275,10 +275,10 @@ export async function isPendingJob(queue: WriteQueueHandle, jobId: string): Prom
 
 /**
  * The TypeScript client other apps enqueue writes with. Every write is validated before anything is queued
- * (`WriteValidationError`, code `US_VALIDATION`, naming the problem): the spec's routes and the shapes of their
- * bodies at every depth, ids, the body cap, no prototype keys, then `WriteJobSchema`. Each method returns the BullMQ
- * job id. Against an unreachable Redis it rejects within seconds (`US_REDIS`) and leaves nothing running; every
- * error it throws is an `UnderstudyError`. After its first write it warns once (`onWarning`, default
+ * (`WriteValidationError`, code `US_VALIDATION`, naming the problem) by one schema (`writeRequestSchema`): the
+ * spec's routes and the shapes of their bodies at every depth, ids, the body cap, no prototype keys. Each method
+ * returns the BullMQ job id. Against an unreachable Redis it rejects within seconds (`US_REDIS`) and leaves nothing
+ * running; every error it throws is an `UnderstudyError`. After its first write it warns once (`onWarning`, default
  * `process.emitWarning`) when no worker listens on its queue, e.g. when the worker was started with another prefix.
  */
 export async function createWriteQueue(opts: WriteQueueOptions = {}): Promise<WriteQueue> {

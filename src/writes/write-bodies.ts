@@ -104,7 +104,7 @@ function fieldsAt(schema: AnySchema, keys: readonly PropertyKey[]): string[] {
 }
 
 /** A valibot issue for a field a strict object does not have. */
-export const isUnknownField = (i: v.GenericIssue): boolean => i.expected === 'never' && i.type === 'strict_object';
+const isUnknownField = (i: v.GenericIssue): boolean => i.expected === 'never' && i.type === 'strict_object';
 
 /** What is wrong with a body, as one line naming the field's dot path; null when it fits its route's shape. */
 export function bodyProblem(

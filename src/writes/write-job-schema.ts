@@ -12,11 +12,11 @@ import type {
 } from './write-job.js';
 
 /**
- * The one schema of write-job data as stored in Redis. `validateWrite` parses every job with it (after the checks
- * that name a problem in words), the worker re-parses what it reads back, and the JSON Schema in docs/writes.md is
- * generated from it (`writeJobJsonSchema`), so the three cannot drift. Bodies have the shape of their route
- * (`write-bodies.ts`, from the spec's resource shapes); a field the shape does not have is refused at enqueue unless
- * the tenant's config sets `writes.allowExtraFields`.
+ * The published schema of write-job data as stored in Redis: the JSON Schema in docs/writes.md is generated from it
+ * (`writeJobJsonSchema`). The data `validateWrite` outputs fits it: that function parses each request with
+ * `writeRequestSchema` (write-request-schema.ts), built from the same route table and body shapes, which also names
+ * each problem in words. Bodies have the shape of their route (`write-bodies.ts`, from the spec's resource shapes); a
+ * field the shape does not have is refused at enqueue unless the tenant's config sets `writes.allowExtraFields`.
  */
 
 /** A bulk set/unset: exactly one of where, ids or all (checked by validateWrite), and set and/or unset. */
