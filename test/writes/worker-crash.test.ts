@@ -1,4 +1,3 @@
-import type { ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { Redis } from 'ioredis';
@@ -6,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'v
 import { openWritesQueue } from '../../src/queue/write-queue.js';
 import { workerHarness } from '../app/worker-harness.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
-import { collect, runCli, spawnCli } from '../helpers/run-cli.js';
+import { runCli } from '../helpers/run-cli.js';
+import { startWorker } from '../helpers/understudy-process.js';
 import { startDroppingProxy } from './dropping-proxy.js';
 
 let server: TestRedis;
@@ -53,14 +53,8 @@ describe('a write whose worker is killed twice', () => {
       await conn.quit();
     });
     const env = h.env;
-    const worker = () => {
-      const child = spawnCli(['worker', '--config', h.configPath], { env });
-      return { child, out: collect(child) };
-    };
-    const kill = async (w: { child: ChildProcess; out: Promise<unknown> }) => {
-      w.child.kill('SIGKILL');
-      await w.out;
-    };
+    const worker = () => startWorker(h.configPath, [], env);
+    const kill = (w: ReturnType<typeof worker>) => w.stop('SIGKILL');
 
     const a = worker();
     const enq = await runCli(
@@ -133,7 +127,6 @@ describe('a write whose worker is killed twice', () => {
       status: 'ok',
       note: 'found after unknown outcome',
     });
-    c.child.kill('SIGTERM');
-    await c.out;
+    await c.stop();
   });
 });
