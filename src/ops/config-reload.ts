@@ -72,41 +72,44 @@ const RESTART_FIELDS = ['baseUrl', 'database', 'redis', 'worker', 'writes'] as c
 const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
 
 /**
- * Reloads the config on SIGHUP: re-reads the file and the environment (with `UNDERSTUDY_ENV_FILE`), validates
- * both (every tenant's key variable must be set), then hands them to `target.reload`. A bad file or a missing
- * key logs an error and keeps the old config. Signals that arrive during a reload run one more reload after it.
+ * One reload: re-reads the file and the environment, checks every key is there, applies them through the target.
+ * Resolves with what happened (logged); `current` is the config in force, replaced when the reload applied.
  */
-export function watchSighup(opts: SighupOptions): SighupWatcher {
-  const { log, target, configPath } = opts;
-  const emitter = opts.emitter ?? process;
-  const envOf = opts.env ?? (() => effectiveEnv(process.env));
-  let current = opts.initial;
+async function attemptReload(
+  opts: SighupOptions,
+  envOf: () => NodeJS.ProcessEnv,
+  current: { config: Config },
+): Promise<ReloadOutcome> {
+  const { log, configPath } = opts;
+  let outcome: ReloadOutcome;
+  try {
+    const next = loadConfigFile(configPath);
+    const env = envOf();
+    resolveTenants(next, env); // every key present before anything changes
+    const restartNeeded = RESTART_FIELDS.filter((f) => !same(next[f], current.config[f]));
+    await opts.target.reload(next, env);
+    current.config = next;
+    outcome = { status: 'applied', tenants: next.tenants.map((t) => t.slug), restartNeeded };
+    log.info({ config: configPath, tenants: outcome.tenants }, 'config reloaded');
+    if (restartNeeded.length > 0) {
+      log.warn({ fields: restartNeeded }, 'config reloaded, but these fields only take effect after a restart');
+    }
+  } catch (err) {
+    outcome = { status: 'rejected', error: describeError(err) };
+    log.error({ config: configPath, err: outcome.error }, 'config reload refused; keeping the previous config');
+  }
+  opts.onReload?.(outcome);
+  return outcome;
+}
+
+/** Runs `attempt`, one at a time: a call during a run asks for one more run after it, and shares its outcome. */
+function oneAtATime(attempt: () => Promise<ReloadOutcome>): {
+  run(): Promise<ReloadOutcome>;
+  running(): Promise<unknown> | null;
+} {
   let running: Promise<ReloadOutcome> | null = null;
   let again = false;
-
-  const attempt = async (): Promise<ReloadOutcome> => {
-    let outcome: ReloadOutcome;
-    try {
-      const next = loadConfigFile(configPath);
-      const env = envOf();
-      resolveTenants(next, env); // every key present before anything changes
-      const restartNeeded = RESTART_FIELDS.filter((f) => !same(next[f], current[f]));
-      await target.reload(next, env);
-      current = next;
-      outcome = { status: 'applied', tenants: next.tenants.map((t) => t.slug), restartNeeded };
-      log.info({ config: configPath, tenants: outcome.tenants }, 'config reloaded');
-      if (restartNeeded.length > 0) {
-        log.warn({ fields: restartNeeded }, 'config reloaded, but these fields only take effect after a restart');
-      }
-    } catch (err) {
-      outcome = { status: 'rejected', error: describeError(err) };
-      log.error({ config: configPath, err: outcome.error }, 'config reload refused; keeping the previous config');
-    }
-    opts.onReload?.(outcome);
-    return outcome;
-  };
-
-  const reload = (): Promise<ReloadOutcome> => {
+  const run = (): Promise<ReloadOutcome> => {
     if (running) {
       again = true;
       return running;
@@ -123,20 +126,33 @@ export function watchSighup(opts: SighupOptions): SighupWatcher {
     });
     return running;
   };
+  return { run, running: () => running };
+}
 
+/**
+ * Reloads the config on SIGHUP: re-reads the file and the environment (with `UNDERSTUDY_ENV_FILE`), validates
+ * both (every tenant's key variable must be set), then hands them to `target.reload`. A bad file or a missing
+ * key logs an error and keeps the old config. Signals that arrive during a reload run one more reload after it.
+ */
+export function watchSighup(opts: SighupOptions): SighupWatcher {
+  const { log, configPath } = opts;
+  const emitter = opts.emitter ?? process;
+  const envOf = opts.env ?? (() => effectiveEnv(process.env));
+  const current = { config: opts.initial };
+  const reloads = oneAtATime(() => attemptReload(opts, envOf, current));
   const onSignal = () => {
     log.info({ config: configPath }, 'SIGHUP: reloading the config');
     // The outcome is logged inside; nothing awaits a signal handler.
-    void reload();
+    void reloads.run();
   };
   emitter.on('SIGHUP', onSignal);
   let closed: Promise<void> | null = null;
   return {
-    reload,
+    reload: reloads.run,
     close() {
       closed ??= (async () => {
         emitter.off('SIGHUP', onSignal);
-        await running?.catch(() => undefined);
+        await reloads.running()?.catch(() => undefined);
       })();
       return closed;
     },

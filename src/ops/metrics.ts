@@ -118,20 +118,29 @@ const withTimeout = <T>(p: Promise<T>, ms: number): Promise<T> => {
   return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
 };
 
-/** Builds the metrics registry and its hooks. */
-export function createOpsMetrics(opts: OpsMetricsOptions = {}): OpsMetrics {
-  const now = opts.now ?? Date.now;
-  const queueTimeoutMs = opts.queueTimeoutMs ?? 1000;
-  const registry = new Registry();
-  const registers = [registry];
-  if (opts.processMetrics ?? true) collectDefaultMetrics({ register: registry });
+type Registers = Registry[];
+
+/** A hook that never throws: a metric must never break the work it measures. */
+const safe =
+  <A extends unknown[]>(fn: (...args: A) => void) =>
+  (...args: A): void => {
+    try {
+      fn(...args);
+    } catch {
+      // A metric must never break the work it measures.
+    }
+  };
+
+function buildInfo(registers: Registers): void {
   new Gauge({
     name: 'understudy_build_info',
     help: 'Always 1; the label says which understudy version runs (nodejs_version_info says which Node.js).',
     labelNames: ['version'] as const,
     registers,
   }).set({ version: VERSION }, 1);
+}
 
+function upstreamMetrics(registers: Registers): Pick<OpsMetrics, 'upstreamRequest'> {
   const requests = new Counter({
     name: 'understudy_upstream_requests_total',
     help: 'Requests sent to the Partners API, by tenant, method, route template and HTTP status (0: no answer).',
@@ -145,6 +154,16 @@ export function createOpsMetrics(opts: OpsMetricsOptions = {}): OpsMetrics {
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers,
   });
+  return {
+    upstreamRequest: safe((e: UpstreamRequestEvent) => {
+      const status = String(e.status);
+      requests.inc({ tenant: e.tenant, method: e.method, route: e.route, status });
+      requestSeconds.observe({ tenant: e.tenant, method: e.method }, e.ms / 1000);
+    }),
+  };
+}
+
+function workerMetrics(registers: Registers): Pick<OpsMetrics, 'syncParked' | 'redisDataLost' | 'gateWaited'> {
   const parked = new Counter({
     name: 'understudy_sync_parked_total',
     help: "Sync jobs that gave their worker slot back while waiting for their key's budget, by tenant.",
@@ -163,30 +182,56 @@ export function createOpsMetrics(opts: OpsMetricsOptions = {}): OpsMetrics {
     buckets: [0.01, 0.1, 0.5, 1, 5, 15, 30, 60, 120],
     registers,
   });
-  const upserted = new Counter({
-    name: 'understudy_records_upserted_total',
-    help: 'Records written into the mirror by sync, by tenant, collection and change (inserted, updated).',
-    labelNames: ['tenant', 'collection', 'change'] as const,
-    registers,
-  });
-  const deleted = new Counter({
-    name: 'understudy_records_deleted_total',
-    help: 'Records marked deleted in the mirror by sync, by tenant and collection.',
-    labelNames: ['tenant', 'collection'] as const,
-    registers,
-  });
-  const futureDated = new Counter({
-    name: 'understudy_records_future_dated_total',
-    help: 'Records read by sync dated in the future (past the run start plus sync.clockSkewMs), by tenant and collection.',
-    labelNames: ['tenant', 'collection'] as const,
-    registers,
-  });
-  const undated = new Counter({
-    name: 'understudy_records_undated_total',
-    help: 'Records read by sync whose updatedAt is null or not a date, by tenant and collection.',
-    labelNames: ['tenant', 'collection'] as const,
-    registers,
-  });
+  return {
+    syncParked: safe((e: { tenant: string }) => {
+      parked.inc({ tenant: e.tenant });
+    }),
+    redisDataLost: safe(() => {
+      redisLost.inc();
+    }),
+    gateWaited: safe((e: { kind: string; ms: number }) => {
+      gateWait.observe({ kind: e.kind }, Math.max(0, e.ms) / 1000);
+    }),
+  };
+}
+
+/** The records a sync wrote, by tenant and collection: upserted, deleted, future-dated and undated. */
+function recordMetrics(registers: Registers) {
+  const tc = ['tenant', 'collection'] as const;
+  return {
+    upserted: new Counter({
+      name: 'understudy_records_upserted_total',
+      help: 'Records written into the mirror by sync, by tenant, collection and change (inserted, updated).',
+      labelNames: ['tenant', 'collection', 'change'] as const,
+      registers,
+    }),
+    deleted: new Counter({
+      name: 'understudy_records_deleted_total',
+      help: 'Records marked deleted in the mirror by sync, by tenant and collection.',
+      labelNames: tc,
+      registers,
+    }),
+    futureDated: new Counter({
+      name: 'understudy_records_future_dated_total',
+      help: 'Records read by sync dated in the future (past the run start plus sync.clockSkewMs), by tenant and collection.',
+      labelNames: tc,
+      registers,
+    }),
+    undated: new Counter({
+      name: 'understudy_records_undated_total',
+      help: 'Records read by sync whose updatedAt is null or not a date, by tenant and collection.',
+      labelNames: tc,
+      registers,
+    }),
+  };
+}
+
+function syncMetrics(
+  registers: Registers,
+  now: () => number,
+  noteSuccess: (tenant: string, collection: string, at: number) => void,
+): Pick<OpsMetrics, 'syncFinished'> {
+  const records = recordMetrics(registers);
   const syncSeconds = new Histogram({
     name: 'understudy_sync_duration_seconds',
     help: 'Duration of one collection sync, by tenant, collection, mode and status (ok, failed, skipped).',
@@ -194,40 +239,66 @@ export function createOpsMetrics(opts: OpsMetricsOptions = {}): OpsMetrics {
     buckets: [0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600],
     registers,
   });
+  return {
+    syncFinished: safe((e: SyncFinishedEvent) => {
+      const { tenant, mode, report: r } = e;
+      const collection = r.name;
+      const status = r.error ? 'failed' : r.skipped ? 'skipped' : 'ok';
+      syncSeconds.observe({ tenant, collection, mode, status }, r.ms / 1000);
+      if (r.inserted > 0) records.upserted.inc({ tenant, collection, change: 'inserted' }, r.inserted);
+      if (r.updated > 0) records.upserted.inc({ tenant, collection, change: 'updated' }, r.updated);
+      if (r.deleted > 0) records.deleted.inc({ tenant, collection }, r.deleted);
+      if ((r.future ?? 0) > 0) records.futureDated.inc({ tenant, collection }, r.future);
+      if ((r.undated ?? 0) > 0) records.undated.inc({ tenant, collection }, r.undated);
+      if (status === 'ok') noteSuccess(tenant, collection, now());
+    }),
+  };
+}
+
+/**
+ * The last successful sync per tenant and collection: what this process saw, merged at each scrape with what
+ * the sources say (read at most once a second, each within `timeoutMs`). Its gauge is registered by `register`,
+ * after the sync metrics that note successes.
+ */
+function lastSuccesses(timeoutMs: number) {
   const successes = new Map<string, LastSuccess>();
-  const noteSuccess = (tenant: string, collection: string, at: number) => {
+  const note = (tenant: string, collection: string, at: number) => {
     const k = `${tenant}\u0000${collection}`;
     const prev = successes.get(k);
     if (!prev || prev.at < at) successes.set(k, { tenant, collection, at });
   };
-  const successSources: (() => Promise<readonly LastSuccess[]>)[] = [];
+  const sources: (() => Promise<readonly LastSuccess[]>)[] = [];
+  const readSource = async (src: () => Promise<readonly LastSuccess[]>) => {
+    try {
+      for (const s of await withTimeout(src(), timeoutMs)) note(s.tenant, s.collection, s.at);
+    } catch {
+      // The source is unreadable right now: the last success stays what is known.
+    }
+  };
   // One read of the sources serves a whole scrape.
   let reading: { at: number; done: Promise<void> } | null = null;
-  const refreshSuccesses = (): Promise<void> => {
+  const refresh = (): Promise<void> => {
     const t = Date.now();
     if (reading && t - reading.at < 1000) return reading.done;
-    const done = Promise.all(
-      successSources.map(async (src) => {
-        try {
-          for (const s of await withTimeout(src(), queueTimeoutMs)) noteSuccess(s.tenant, s.collection, s.at);
-        } catch {
-          // The source is unreadable right now: the last success stays what is known.
-        }
-      }),
-    ).then(() => undefined);
+    const done = Promise.all(sources.map(readSource)).then(() => undefined);
     reading = { at: t, done };
     return done;
   };
-  new Gauge({
-    name: 'understudy_sync_last_success_timestamp_seconds',
-    help: 'Unix time of the last successful sync, by tenant and collection.',
-    labelNames: ['tenant', 'collection'] as const,
-    registers,
-    async collect() {
-      await refreshSuccesses();
-      for (const s of successes.values()) this.set({ tenant: s.tenant, collection: s.collection }, s.at / 1000);
-    },
-  });
+  const register = (registers: Registers) =>
+    new Gauge({
+      name: 'understudy_sync_last_success_timestamp_seconds',
+      help: 'Unix time of the last successful sync, by tenant and collection.',
+      labelNames: ['tenant', 'collection'] as const,
+      registers,
+      async collect() {
+        await refresh();
+        for (const s of successes.values()) this.set({ tenant: s.tenant, collection: s.collection }, s.at / 1000);
+      },
+    });
+  return { note, sources, register };
+}
+
+function writeMetrics(registers: Registers): Pick<OpsMetrics, 'writeFinished'> {
   const writes = new Counter({
     name: 'understudy_writes_total',
     help: 'Writes pushed to the Partners API, by tenant, collection, operation and outcome.',
@@ -241,7 +312,16 @@ export function createOpsMetrics(opts: OpsMetricsOptions = {}): OpsMetrics {
     buckets: [0.05, 0.1, 0.5, 1, 5, 15, 60],
     registers,
   });
+  return {
+    writeFinished: safe((e: WriteFinishedEvent) => {
+      writes.inc({ tenant: e.tenant, collection: e.collection, op: e.op, status: e.status });
+      if (e.ms !== undefined) writeSeconds.observe({ op: e.op, status: e.status }, e.ms / 1000);
+    }),
+  };
+}
 
+/** The depth of each watched queue by state, read from Redis at scrape time. */
+function queueMetrics(registers: Registers, timeoutMs: number): Pick<OpsMetrics, 'watchQueues'> {
   const queues: QueueLike[] = [];
   new Gauge({
     name: 'understudy_queue_jobs',
@@ -253,7 +333,7 @@ export function createOpsMetrics(opts: OpsMetricsOptions = {}): OpsMetrics {
       await Promise.all(
         queues.map(async (q) => {
           try {
-            const counts = await withTimeout(q.getJobCounts(...QUEUE_STATES), queueTimeoutMs);
+            const counts = await withTimeout(q.getJobCounts(...QUEUE_STATES), timeoutMs);
             for (const state of QUEUE_STATES) this.set({ queue: q.name, state }, counts[state] ?? 0);
           } catch {
             // Redis unreachable: leave this queue out of the scrape rather than report stale depths.
@@ -262,56 +342,39 @@ export function createOpsMetrics(opts: OpsMetricsOptions = {}): OpsMetrics {
       );
     },
   });
-  const safe =
-    <A extends unknown[]>(fn: (...args: A) => void) =>
-    (...args: A): void => {
-      try {
-        fn(...args);
-      } catch {
-        // A metric must never break the work it measures.
-      }
-    };
-
   return {
-    registry,
-    contentType: registry.contentType,
-    upstreamRequest: safe((e: UpstreamRequestEvent) => {
-      const status = String(e.status);
-      requests.inc({ tenant: e.tenant, method: e.method, route: e.route, status });
-      requestSeconds.observe({ tenant: e.tenant, method: e.method }, e.ms / 1000);
-    }),
-    gateWaited: safe((e: { kind: string; ms: number }) => {
-      gateWait.observe({ kind: e.kind }, Math.max(0, e.ms) / 1000);
-    }),
-    syncFinished: safe((e: SyncFinishedEvent) => {
-      const { tenant, mode, report: r } = e;
-      const collection = r.name;
-      const status = r.error ? 'failed' : r.skipped ? 'skipped' : 'ok';
-      syncSeconds.observe({ tenant, collection, mode, status }, r.ms / 1000);
-      if (r.inserted > 0) upserted.inc({ tenant, collection, change: 'inserted' }, r.inserted);
-      if (r.updated > 0) upserted.inc({ tenant, collection, change: 'updated' }, r.updated);
-      if (r.deleted > 0) deleted.inc({ tenant, collection }, r.deleted);
-      if ((r.future ?? 0) > 0) futureDated.inc({ tenant, collection }, r.future);
-      if ((r.undated ?? 0) > 0) undated.inc({ tenant, collection }, r.undated);
-      if (status === 'ok') noteSuccess(tenant, collection, now());
-    }),
-    lastSuccess: safe(noteSuccess),
-    readLastSuccesses(source) {
-      successSources.push(source);
-    },
-    writeFinished: safe((e: WriteFinishedEvent) => {
-      writes.inc({ tenant: e.tenant, collection: e.collection, op: e.op, status: e.status });
-      if (e.ms !== undefined) writeSeconds.observe({ op: e.op, status: e.status }, e.ms / 1000);
-    }),
-    syncParked: safe((e: { tenant: string }) => {
-      parked.inc({ tenant: e.tenant });
-    }),
-    redisDataLost: safe(() => {
-      redisLost.inc();
-    }),
     watchQueues(list) {
       for (const q of list) if (!queues.includes(q)) queues.push(q);
     },
+  };
+}
+
+/** Builds the metrics registry and its hooks (registered in the order the exposition lists them). */
+export function createOpsMetrics(opts: OpsMetricsOptions = {}): OpsMetrics {
+  const queueTimeoutMs = opts.queueTimeoutMs ?? 1000;
+  const registry = new Registry();
+  const registers = [registry];
+  if (opts.processMetrics ?? true) collectDefaultMetrics({ register: registry });
+  buildInfo(registers);
+  const upstream = upstreamMetrics(registers);
+  const worker = workerMetrics(registers);
+  const successes = lastSuccesses(queueTimeoutMs);
+  const sync = syncMetrics(registers, opts.now ?? Date.now, successes.note);
+  successes.register(registers);
+  const writes = writeMetrics(registers);
+  const queues = queueMetrics(registers, queueTimeoutMs);
+  return {
+    registry,
+    contentType: registry.contentType,
+    ...upstream,
+    ...worker,
+    ...sync,
+    lastSuccess: safe(successes.note),
+    readLastSuccesses(source) {
+      successes.sources.push(source);
+    },
+    ...writes,
+    ...queues,
     text: () => registry.metrics(),
   };
 }

@@ -44,65 +44,74 @@ export interface RedisLossWatch {
   stop(): void;
 }
 
+/** Each queue's job counts now: what a loss would take with it. */
+async function countJobs(queues: readonly Queue[]): Promise<RedisLossReport['queues']> {
+  const out: RedisLossReport['queues'] = [];
+  for (const q of queues) {
+    const counts = await q.getJobCounts(...COUNTED);
+    out.push({
+      name: q.name,
+      ...(Object.fromEntries(COUNTED.map((c) => [c, counts[c] ?? 0])) as Record<Counted, number>),
+    });
+  }
+  return out;
+}
+
+/** What the watch knew at its last look: whether it set the sentinel, and when it last found Redis whole. */
+interface LossWatchState {
+  armed: boolean;
+  lastSeen: { at: string; queues: RedisLossReport['queues'] } | null;
+}
+
+/** Recovers from a loss just found: recreates what it can, then logs, stores and reports what was lost. */
+async function recoverFromLoss(opts: RedisLossWatchOptions, state: LossWatchState): Promise<RedisLossReport> {
+  const { redis, prefix } = opts;
+  let schedulesRecreated: readonly string[];
+  try {
+    schedulesRecreated = await opts.recover();
+  } catch (err) {
+    // Not recovered (a queue connection not back yet): take the sentinel away again so the next look retries.
+    await redis.del(sentinelKey(prefix)).catch(() => undefined);
+    throw err;
+  }
+  const report: RedisLossReport = {
+    detectedAt: new Date().toISOString(),
+    lastSeenAt: state.lastSeen?.at ?? null,
+    queues: state.lastSeen?.queues ?? [],
+    schedulesRecreated: [...schedulesRecreated],
+  };
+  opts.log.error(
+    report,
+    'Redis lost its data (flushed, or restarted without persistence): the queued jobs counted here are gone, ' +
+      'schedules recreated, rate gates hold each key for one window',
+  );
+  await redis.set(lossReportKey(prefix), JSON.stringify(report), 'EX', REPORT_TTL_S);
+  state.lastSeen = { at: report.detectedAt, queues: await countJobs(opts.queues) };
+  opts.onLoss?.(report);
+  return report;
+}
+
+/** One look: the sentinel is there (or this is the first look, which sets it), else Redis lost its data. */
+async function lookForLoss(opts: RedisLossWatchOptions, state: LossWatchState): Promise<RedisLossReport | null> {
+  // NX: a second worker starting on the same Redis keeps the first one's sentinel.
+  const created = await opts.redis.set(sentinelKey(opts.prefix), new Date().toISOString(), 'NX');
+  if (created !== null && state.armed) return recoverFromLoss(opts, state);
+  state.armed = true;
+  state.lastSeen = { at: new Date().toISOString(), queues: await countJobs(opts.queues) };
+  return null;
+}
+
 /**
  * Notices Redis emptied under a running worker: a sentinel key set at start, looked for every `intervalMs` and on
  * each reconnect. When it is gone, the worker recreates what it can (schedules; the rate gates hold each key for a
  * window on their own), logs one error line saying what was lost, and stores that report for `status`.
  */
 export function watchRedisLoss(opts: RedisLossWatchOptions): RedisLossWatch {
-  const { redis, prefix, log } = opts;
-  const sentinel = sentinelKey(prefix);
-  let armed = false;
-  let lastSeen: { at: string; queues: RedisLossReport['queues'] } | null = null;
+  const { redis, log } = opts;
+  const state: LossWatchState = { armed: false, lastSeen: null };
   let running: Promise<RedisLossReport | null> | null = null;
-
-  const snapshot = async (): Promise<RedisLossReport['queues']> => {
-    const out: RedisLossReport['queues'] = [];
-    for (const q of opts.queues) {
-      const counts = await q.getJobCounts(...COUNTED);
-      out.push({
-        name: q.name,
-        ...(Object.fromEntries(COUNTED.map((c) => [c, counts[c] ?? 0])) as Record<Counted, number>),
-      });
-    }
-    return out;
-  };
-
-  const look = async (): Promise<RedisLossReport | null> => {
-    // NX: a second worker starting on the same Redis keeps the first one's sentinel.
-    const created = await redis.set(sentinel, new Date().toISOString(), 'NX');
-    if (created === null || !armed) {
-      armed = true;
-      lastSeen = { at: new Date().toISOString(), queues: await snapshot() };
-      return null;
-    }
-    let schedulesRecreated: readonly string[];
-    try {
-      schedulesRecreated = await opts.recover();
-    } catch (err) {
-      // Not recovered (a queue connection not back yet): take the sentinel away again so the next look retries.
-      await redis.del(sentinel).catch(() => undefined);
-      throw err;
-    }
-    const report: RedisLossReport = {
-      detectedAt: new Date().toISOString(),
-      lastSeenAt: lastSeen?.at ?? null,
-      queues: lastSeen?.queues ?? [],
-      schedulesRecreated: [...schedulesRecreated],
-    };
-    log.error(
-      report,
-      'Redis lost its data (flushed, or restarted without persistence): the queued jobs counted here are gone, ' +
-        'schedules recreated, rate gates hold each key for one window',
-    );
-    await redis.set(lossReportKey(prefix), JSON.stringify(report), 'EX', REPORT_TTL_S);
-    lastSeen = { at: report.detectedAt, queues: await snapshot() };
-    opts.onLoss?.(report);
-    return report;
-  };
-
   const check = (): Promise<RedisLossReport | null> => {
-    running ??= look().finally(() => {
+    running ??= lookForLoss(opts, state).finally(() => {
       running = null;
     });
     return running;

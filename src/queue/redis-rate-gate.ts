@@ -124,6 +124,55 @@ const wait = (ms: number, signal: AbortSignal): Promise<void> =>
 /** Default extra milliseconds a request stays counted beyond the window (clock differences between hosts). */
 export const DEFAULT_GATE_MARGIN_MS = 10;
 
+/** One gate's keys, limits and the members it was granted and has not settled yet. */
+interface GateState {
+  readonly redis: GateRedis;
+  /** `{prefix}:rate:{keyHash}`; the window of a kind is `{base}:{kind}`. */
+  readonly base: string;
+  readonly pauseKey: string;
+  readonly epochKey: string;
+  readonly limits: Record<RequestKind, number>;
+  /** The window plus the margin: how long a settled request stays counted. */
+  readonly windowMs: number;
+  readonly leaseMs: number;
+  /** This gate's member prefix; each request gets `{member}:{seq}`. */
+  readonly member: string;
+  seq: number;
+  /** Whether this gate has run the script (so the epoch key existed after it): its absence then means data loss. */
+  seen: 0 | 1;
+  /** Members granted to this process and not yet settled, oldest first, per kind. */
+  readonly inFlight: Record<RequestKind, string[]>;
+}
+
+/** Waits for a slot of `kind`, asking Redis until it admits the request; resolves with the milliseconds waited. */
+async function acquireSlot(g: GateState, kind: RequestKind, signal: AbortSignal): Promise<number> {
+  let waited = 0;
+  for (;;) {
+    if (signal.aborted) throw abortError(signal);
+    const id = `${g.member}:${g.seq++}`;
+    const { base, pauseKey, epochKey, windowMs, leaseMs } = g;
+    const ms = Number(
+      await g.redis.understudyGateAcquire(
+        `${base}:${kind}`,
+        pauseKey,
+        epochKey,
+        g.limits[kind],
+        windowMs,
+        id,
+        leaseMs,
+        g.seen,
+      ),
+    );
+    g.seen = 1;
+    if (ms <= 0) {
+      g.inFlight[kind].push(id);
+      return waited;
+    }
+    await wait(ms, signal);
+    waited += ms;
+  }
+}
+
 /**
  * The rate gate backed by Redis: a rolling window per key hash and kind in a sorted set, shared by every
  * process that uses the key, plus a key-wide pause (a 429 seen anywhere holds that key's requests everywhere).
@@ -133,60 +182,34 @@ export const DEFAULT_GATE_MARGIN_MS = 10;
 export function createRedisRateGate(opts: RedisRateGateOptions): RateGate {
   const { budget, prefix, keyHash } = opts;
   if (!/^[A-Za-z0-9_-]+$/.test(keyHash)) throw new TypeError('keyHash must be a hash (letters, digits, _ and -)');
-  const redis = withCommands(opts.redis);
-  const marginMs = opts.marginMs ?? DEFAULT_GATE_MARGIN_MS;
-  const windowMs = budget.windowMs + marginMs;
-  const leaseMs = budget.windowMs;
-  // Members granted to this process and not yet settled, oldest first, per kind.
-  const inFlight: Record<RequestKind, string[]> = { read: [], write: [] };
   const base = `${prefix}:rate:${keyHash}`;
-  const pauseKey = `${base}:pause`;
-  const epochKey = `${base}:epoch`;
-  // Whether this gate has run the script (so the epoch key existed after it): its absence then means data loss.
-  let seen: 0 | 1 = 0;
-  const limits: Record<RequestKind, number> = { read: budget.reads, write: budget.writes };
-  const member = randomUUID();
-  let seq = 0;
-
+  const g: GateState = {
+    redis: withCommands(opts.redis),
+    base,
+    pauseKey: `${base}:pause`,
+    epochKey: `${base}:epoch`,
+    limits: { read: budget.reads, write: budget.writes },
+    windowMs: budget.windowMs + (opts.marginMs ?? DEFAULT_GATE_MARGIN_MS),
+    leaseMs: budget.windowMs,
+    member: randomUUID(),
+    seq: 0,
+    seen: 0,
+    inFlight: { read: [], write: [] },
+  };
   return {
-    async acquire(kind, { signal }) {
-      let waited = 0;
-      for (;;) {
-        if (signal.aborted) throw abortError(signal);
-        const id = `${member}:${seq++}`;
-        const ms = Number(
-          await redis.understudyGateAcquire(
-            `${base}:${kind}`,
-            pauseKey,
-            epochKey,
-            limits[kind],
-            windowMs,
-            id,
-            leaseMs,
-            seen,
-          ),
-        );
-        seen = 1;
-        if (ms <= 0) {
-          inFlight[kind].push(id);
-          return waited;
-        }
-        await wait(ms, signal);
-        waited += ms;
-      }
-    },
+    acquire: (kind, { signal }) => acquireSlot(g, kind, signal),
     settle(kind) {
       // Any of this process's in-flight members will do (see memory-rate-gate.ts); the oldest has the nearest lease.
-      const id = inFlight[kind].shift();
+      const id = g.inFlight[kind].shift();
       if (id === undefined) return;
       // Not awaited: the answer is already here, and commands on this connection run in order, so the next
       // acquire sees it. A lost settle only keeps the slot counted until the lease ends.
-      redis.understudyGateSettle(`${base}:${kind}`, id, windowMs, leaseMs).catch((err: unknown) => {
+      g.redis.understudyGateSettle(`${base}:${kind}`, id, g.windowMs, g.leaseMs).catch((err: unknown) => {
         opts.onSettleError?.(err);
       });
     },
     async pause(ms) {
-      if (ms > 0) await redis.understudyGatePause(pauseKey, Math.ceil(ms));
+      if (ms > 0) await g.redis.understudyGatePause(g.pauseKey, Math.ceil(ms));
     },
     async close() {},
   };
