@@ -273,6 +273,101 @@ export async function isPendingJob(queue: WriteQueueHandle, jobId: string): Prom
   );
 }
 
+/** Where enqueue finds the mirror's definitions: the options' sources, else the store's, else none. */
+function mirrorSourcesOf(opts: WriteQueueOptions): Pick<MirrorDefinitions, 'themeSchema' | 'customAttributes'> {
+  const store = opts.store;
+  const themeSchema: ThemeSchemaSource | null =
+    opts.themeSchema ?? (store ? (tenant, collection) => store.getThemeSchema(tenantSlug(tenant), collection) : null);
+  const scanDocs = store?.scanDocs?.bind(store);
+  const customAttributes: CustomAttributesSource | null =
+    opts.customAttributes ??
+    (scanDocs
+      ? async (tenant) => {
+          let record: JsonObject | null = null;
+          // The published copy (sync's `PUBLISHED`, a value the queue may not import).
+          const key = { tenant: tenantSlug(tenant), collection: 'custom-attributes', variant: 'published' } as const;
+          await scanDocs(key, (doc) => {
+            record ??= doc;
+          });
+          return record;
+        }
+      : null);
+  return { themeSchema, customAttributes };
+}
+
+/**
+ * Runs calls on a live connection: one the client owns and that dropped is opened again first; errors come out as
+ * `UnderstudyError`s, and a closed client refuses (`US_REDIS`).
+ */
+const liveCalls =
+  (owned: Redis | null, url: string, closed: () => boolean) =>
+  async <T>(call: () => Promise<T>): Promise<T> => {
+    if (closed()) throw new UnderstudyError('US_REDIS', 'the write queue is closed');
+    try {
+      if (owned && owned.status === 'end') {
+        await owned.connect().catch((err: unknown) => {
+          owned.disconnect();
+          throw new UnderstudyError('US_REDIS', `Redis unreachable at ${redactRedisUrl(url)}: ${String(err)}`);
+        });
+      }
+      return await call();
+    } catch (err) {
+      throw asUnderstudyError(err);
+    }
+  };
+
+type Warn = NonNullable<WriteQueueOptions['onWarning']>;
+
+/** Once, after the first write is queued: a queue no worker drains (another prefix) would keep it for ever. */
+function warnWhenUnheard(queue: WriteQueueHandle, prefix: string, warn: Warn): () => Promise<void> {
+  let asked = false;
+  return async () => {
+    if (asked) return;
+    asked = true;
+    const why = await noWorkerOn(queue);
+    if (why) {
+      const message =
+        `${why}: writes wait until a worker with redis.prefix "${prefix}" runs ` +
+        '(a worker with another prefix drains another queue)';
+      warn({ code: 'US_NO_WORKER', message });
+    }
+  };
+}
+
+/** What `enqueue` works with: the options, the queue, the record order and the live-connection wrapper. */
+interface EnqueueParts {
+  readonly opts: WriteQueueOptions;
+  readonly queue: WriteQueueHandle;
+  readonly order: RecordOrder;
+  readonly live: ReturnType<typeof liveCalls>;
+  readonly warn: Warn;
+  readonly afterFirst: () => Promise<void>;
+}
+
+/** Validates a write against the spec and the mirror's definitions, queues it, and says what was left unchecked. */
+function enqueueWith(p: EnqueueParts): (request: WriteRequest) => Promise<string> {
+  const sources = mirrorSourcesOf(p.opts);
+  const uncheckedSaid = new Set<string>();
+  return async (request) => {
+    const unchecked: string[] = [];
+    const mirror: MirrorDefinitions = { ...sources, onUnchecked: (m) => unchecked.push(m) };
+    const tenant = typeof request?.tenant === 'string' ? request.tenant : '';
+    const data = await validateWrite(request, mirror, writeLimitsFor(p.opts, tenant)).catch((err: unknown) => {
+      throw asUnderstudyError(err);
+    });
+    const jobId = await p.live(() => addWriteJob(p.queue, p.order, data));
+    for (const message of unchecked) {
+      // Once per tenant and collection: a batch of bulk writes says it once, not once a write.
+      const about = `${data.tenant}/${data.collection}`;
+      if (uncheckedSaid.has(about)) continue;
+      uncheckedSaid.add(about);
+      p.warn({ code: 'US_UNCHECKED', message });
+    }
+    await p.afterFirst();
+    return jobId;
+  };
+}
+
 /**
  * The TypeScript client other apps enqueue writes with. Every write is validated before anything is queued
  * (`WriteValidationError`, code `US_VALIDATION`, naming the problem) by one schema (`writeRequestSchema`): the
@@ -293,84 +388,28 @@ export async function createWriteQueue(opts: WriteQueueOptions = {}): Promise<Wr
   // Errors surface on the calls that need Redis; an unheard 'error' event would end the process.
   queue.on('error', () => {});
   const order = createRecordOrder({ redis, prefix, isPending: (id) => isPendingJob(queue, id) });
-  const themeSchema: ThemeSchemaSource | null =
-    opts.themeSchema ??
-    (opts.store
-      ? (tenant, collection) =>
-          (opts.store as Pick<Store, 'getThemeSchema'>).getThemeSchema(tenantSlug(tenant), collection)
-      : null);
-  const scanDocs = opts.store?.scanDocs?.bind(opts.store);
-  const customAttributes: CustomAttributesSource | null =
-    opts.customAttributes ??
-    (scanDocs
-      ? async (tenant) => {
-          let record: JsonObject | null = null;
-          // The published copy (sync's `PUBLISHED`, a value the queue may not import).
-          const key = { tenant: tenantSlug(tenant), collection: 'custom-attributes', variant: 'published' } as const;
-          await scanDocs(key, (doc) => {
-            record ??= doc;
-          });
-          return record;
-        }
-      : null);
   let closing: Promise<void> | null = null;
-  /** Runs a call on a live connection (reopened when it dropped); its errors come out as `UnderstudyError`s. */
-  const live = async <T>(call: () => Promise<T>): Promise<T> => {
-    if (closing) throw new UnderstudyError('US_REDIS', 'the write queue is closed');
-    try {
-      if (owned && owned.status === 'end') {
-        await owned.connect().catch((err: unknown) => {
-          owned.disconnect();
-          throw new UnderstudyError('US_REDIS', `Redis unreachable at ${redactRedisUrl(url)}: ${String(err)}`);
-        });
-      }
-      return await call();
-    } catch (err) {
-      throw asUnderstudyError(err);
-    }
-  };
-
-  let workersAsked = false;
-  /** Once, after the first write is queued: a queue no worker drains (another prefix) would keep it for ever. */
-  const warnWhenUnheard = async (): Promise<void> => {
-    if (workersAsked) return;
-    workersAsked = true;
-    const why = await noWorkerOn(queue);
-    if (why) {
-      const message =
-        `${why}: writes wait until a worker with redis.prefix "${prefix}" runs ` +
-        '(a worker with another prefix drains another queue)';
-      (opts.onWarning ?? emitWarning)({ code: 'US_NO_WORKER', message });
-    }
-  };
-
-  const uncheckedSaid = new Set<string>();
-  const enqueue = async (request: WriteRequest): Promise<string> => {
-    const unchecked: string[] = [];
-    const mirror: MirrorDefinitions = { themeSchema, customAttributes, onUnchecked: (m) => unchecked.push(m) };
-    const data = await validateWrite(
-      request,
-      mirror,
-      writeLimitsFor(opts, typeof request?.tenant === 'string' ? request.tenant : ''),
-    ).catch((err: unknown) => {
-      throw asUnderstudyError(err);
-    });
-    const jobId = await live(() => addWriteJob(queue, order, data));
-    for (const message of unchecked) {
-      // Once per tenant and collection: a batch of bulk writes says it once, not once a write.
-      const about = `${data.tenant}/${data.collection}`;
-      if (uncheckedSaid.has(about)) continue;
-      uncheckedSaid.add(about);
-      (opts.onWarning ?? emitWarning)({ code: 'US_UNCHECKED', message });
-    }
-    await warnWhenUnheard();
-    return jobId;
-  };
+  const live = liveCalls(owned, url, () => closing !== null);
+  const warn = opts.onWarning ?? emitWarning;
+  const afterFirst = warnWhenUnheard(queue, prefix, warn);
+  const enqueue = enqueueWith({ opts, queue, order, live, warn, afterFirst });
   const generic: Pick<WriteQueue, 'create' | 'update' | 'delete' | 'bulk'> = {
     create: (tenant, collection, body, o = {}) => enqueue({ op: 'create', tenant, collection, body, ...o }),
     update: (tenant, collection, id, body, o = {}) => enqueue({ op: 'update', tenant, collection, id, body, ...o }),
     delete: (tenant, collection, id, o = {}) => enqueue({ op: 'delete', tenant, collection, id, ...o }),
     bulk: (tenant, collection, body, o = {}) => enqueue({ op: 'bulk', tenant, collection, body, ...o }),
+  };
+  const close = () => {
+    closing ??= closeAll(
+      [
+        () => queue.close(),
+        async () => {
+          if (owned) await owned.quit().catch(() => owned.disconnect());
+        },
+      ],
+      'the write queue',
+    );
+    return closing;
   };
   return {
     ...generic,
@@ -378,17 +417,6 @@ export async function createWriteQueue(opts: WriteQueueOptions = {}): Promise<Wr
     enqueue,
     getWrite: (jobId) => live(() => getWriteState(queue, jobId)),
     waitForWrite: (jobId, o) => live(() => waitForWriteState(queue, jobId, o)),
-    close() {
-      closing ??= closeAll(
-        [
-          () => queue.close(),
-          async () => {
-            if (owned) await owned.quit().catch(() => owned.disconnect());
-          },
-        ],
-        'the write queue',
-      );
-      return closing;
-    },
+    close,
   };
 }
