@@ -1,4 +1,5 @@
 import { type Job, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
 import { Agent } from 'undici';
 import { type DeliverDeps, deliverWebhookProcessor } from '../../jobs/deliver-webhook.js';
 import { runCheckProcessor } from '../../jobs/run-check.js';
@@ -10,12 +11,13 @@ import type { WebhookBatch } from '../changes/webhook-batch.js';
 import { checkSecrets, endpointsOf } from '../changes/webhook-endpoints.js';
 import { type CloseStep, closeAll } from '../close-all.js';
 import { describeError } from '../errors.js';
+import type { Logger } from '../log.js';
 import { registerChangeMetrics } from '../ops/change-metrics.js';
 import { CHECKS_QUEUE, type CheckQueue, openCheckQueue, reconcileCheckSchedules } from '../queue/check-schedules.js';
 import { closeWorker } from '../queue/close-worker.js';
 import { isRedisConnectionError } from '../queue/redis-settings.js';
 import { openWebhookQueue, WEBHOOKS_QUEUE, type WebhookQueue, webhookBatchQueue } from '../queue/webhook-queue.js';
-import { checkTenant } from '../sync/self-check.js';
+import { checkTenant, type TenantCheck } from '../sync/self-check.js';
 import type { App } from './create-app.js';
 
 export interface ChangeWorkerOptions {
@@ -45,34 +47,14 @@ const DAY_MS = 86_400_000;
 /** Scheduled checks of one tenant run at most this often, whatever `checkCron` says (each costs reads). */
 export const MIN_CHECK_INTERVAL_MS = 60_000;
 
-/**
- * The change feed's side of `understudy worker`: webhook batches dispatched as changes commit and delivered by
- * their own BullMQ worker (many at once, one batch per endpoint at a time, on an HTTP agent of their own, so a slow
- * receiver delays no sync, write or other endpoint), old changes pruned, and scheduled self-checks.
- */
-export async function startChangeWorker(app: App, opts: ChangeWorkerOptions = {}): Promise<ChangeWorker> {
-  const redis = app.redis;
-  if (!redis) throw new TypeError('startChangeWorker needs an app with Redis (createApp gates: "redis")');
-  const { log, prefix } = app;
-  checkSecrets(endpointsOf(app.config), app.env);
-  const steps: CloseStep[] = [];
-  const stopping = new AbortController();
-  const agent = opts.sender ? null : new Agent({ connections: 8, keepAliveTimeout: 10_000 });
-  const sender = opts.sender ?? httpWebhookSender(agent as Agent);
-  const metrics = app.metrics
-    ? registerChangeMetrics(app.metrics.registry, { lastChecks: () => app.changes.lastChecks() })
-    : null;
+/** A connection error is the outage the app's connection already reports, once per back-off: not again here. */
+const quietly = (log: Logger, what: string) => (err: Error) => {
+  if (!isRedisConnectionError(err)) log.warn({ reason: err.message }, what);
+};
 
-  const webhooks = openWebhookQueue(redis, prefix);
-  const checks = openCheckQueue(redis, prefix);
-  // A connection error is the outage the app's connection already reports, once per back-off: not again here.
-  const quiet = (what: string) => (err: Error) => {
-    if (!isRedisConnectionError(err)) log.warn({ reason: err.message }, what);
-  };
-  for (const q of [webhooks, checks]) q.on('error', quiet('queue error'));
-  const batches = webhookBatchQueue(webhooks, opts.attempts);
-
-  // Dispatch: when the log's end moves, when a delivery of this process ends, and every 2 s for other processes'.
+/** Dispatch: when the log's end moves, when a delivery of this process ends (`nudge`), every 2 s for others'. */
+function startDispatching(app: App, batches: ReturnType<typeof webhookBatchQueue>, pollMs: number) {
+  const { log } = app;
   let seen = -1;
   let dirty = true;
   let lastFull = 0;
@@ -98,96 +80,96 @@ export async function startChangeWorker(app: App, opts: ChangeWorkerOptions = {}
     dirty = true;
     void dispatch(); // its failures are logged inside
   };
-  const poll = setInterval(() => void dispatch(), opts.pollMs ?? 200); // failures logged inside dispatch
+  const poll = setInterval(() => void dispatch(), pollMs); // failures logged inside dispatch
   poll.unref();
-  steps.push(async () => {
+  const stop = async () => {
     clearInterval(poll);
     await running;
-  });
+  };
+  return { dispatch, nudge, stop };
+}
 
-  const retainDays = () => app.config.changes?.retainDays ?? 30;
+/** Prunes changes older than `changes.retainDays` (default 30): a minute after start, then every `everyMs`. */
+function startPruning(app: App, everyMs: number): CloseStep {
   const prune = async () => {
     try {
-      const before = new Date(Date.now() - retainDays() * DAY_MS).toISOString();
+      const before = new Date(Date.now() - (app.config.changes?.retainDays ?? 30) * DAY_MS).toISOString();
       const n = await app.changes.prune(before);
-      if (n > 0) log.info({ pruned: n, before }, 'change log pruned');
+      if (n > 0) app.log.info({ pruned: n, before }, 'change log pruned');
     } catch (err) {
-      log.warn({ err: describeError(err) }, 'change log prune failed; trying again next time');
+      app.log.warn({ err: describeError(err) }, 'change log prune failed; trying again next time');
     }
   };
   const firstPrune = setTimeout(() => void prune(), 60_000); // prune logs its own failures
-  const pruning = setInterval(() => void prune(), opts.pruneEveryMs ?? 3_600_000);
+  const pruning = setInterval(() => void prune(), everyMs);
   firstPrune.unref();
   pruning.unref();
-  steps.push(async () => {
+  return async () => {
     clearTimeout(firstPrune);
     clearInterval(pruning);
-  });
-
-  // At shutdown, deliveries in flight get a few seconds to end, then are cut (each is tried again later).
-  const cut = new AbortController();
-  const deliverDeps: DeliverDeps = {
-    stop: cut.signal,
-    endpoints: () => endpointsOf(app.config),
-    env: () => app.env,
-    changes: app.changes,
-    sender,
-    log,
-    ...(metrics ? { onAttempt: (e) => metrics.webhookAttempt(e) } : {}),
   };
-  const backoff = opts.backoff ?? webhookRetryDelay;
-  const deliveries = new Worker<WebhookBatch>(WEBHOOKS_QUEUE, deliverWebhookProcessor(deliverDeps), {
+}
+
+/**
+ * The scheduled self-check of one tenant: counts only (`check --counts`), a read per collection and variant of the
+ * key's budget, one check a minute per tenant at most. Comparing ids costs a read per page: `understudy check`.
+ */
+const checkTenantOf =
+  (app: App, stopping: AbortSignal) =>
+  async (slug: string, signal: AbortSignal): Promise<TenantCheck | 'recent' | null> => {
+    const t = app.tenant(slug);
+    if (!t) return null;
+    const last = (await app.changes.lastChecks())
+      .filter((c) => c.tenant === slug)
+      .reduce((m, c) => Math.max(m, Date.parse(c.checkedAt)), 0);
+    if (Date.now() - last < MIN_CHECK_INTERVAL_MS) return 'recent';
+    const routes = await app.routesOf(slug, signal);
+    const s = AbortSignal.any([signal, stopping]);
+    return checkTenant(
+      { client: t.client, store: app.store, checks: app.changes, signal: s, countsOnly: true },
+      t.target,
+      routes,
+    );
+  };
+
+/** The BullMQ worker delivering webhook batches (many at once), on the sender's own HTTP agent. */
+function deliveryWorker(app: App, redis: Redis, deps: DeliverDeps, backoff: (retry: number) => number) {
+  return new Worker<WebhookBatch>(WEBHOOKS_QUEUE, deliverWebhookProcessor(deps), {
     connection: redis,
-    prefix,
+    prefix: app.prefix,
     concurrency: Math.max(32, endpointsOf(app.config).length),
     settings: { backoffStrategy: (attemptsMade: number) => backoff(attemptsMade) },
   });
-  deliveries.on('error', quiet('webhook worker error'));
-  deliveries.on('completed', nudge);
-  deliveries.on('failed', nudge);
-  steps.push(() => closeWorker(deliveries));
+}
 
-  const checker = new Worker(
-    CHECKS_QUEUE,
-    runCheckProcessor({
-      log,
-      checkTenant: async (slug, signal) => {
-        const t = app.tenant(slug);
-        if (!t) return null;
-        // A scheduled check compares counts only (`check --counts`): a read per collection and variant of the key's
-        // budget, one check a minute per tenant at most. Comparing ids costs a read per page: `understudy check`.
-        const last = (await app.changes.lastChecks())
-          .filter((c) => c.tenant === slug)
-          .reduce((m, c) => Math.max(m, Date.parse(c.checkedAt)), 0);
-        if (Date.now() - last < MIN_CHECK_INTERVAL_MS) return 'recent';
-        const routes = await app.routesOf(slug, signal);
-        const s = AbortSignal.any([signal, stopping.signal]);
-        return checkTenant(
-          { client: t.client, store: app.store, checks: app.changes, signal: s, countsOnly: true },
-          t.target,
-          routes,
-        );
-      },
-    }) as (job: Job) => Promise<unknown>,
-    { connection: redis, prefix, concurrency: 1 },
-  );
-  checker.on('error', quiet('check worker error'));
-  steps.push(() => closeWorker(checker));
-  steps.push(() => webhooks.close());
-  steps.push(() => checks.close());
-  if (agent) steps.push(() => agent.close());
+/** The BullMQ worker running scheduled self-checks, one at a time. */
+function checkWorker(app: App, redis: Redis, stopping: AbortSignal): Worker {
+  const runCheck = runCheckProcessor({ log: app.log, checkTenant: checkTenantOf(app, stopping) });
+  const checker = new Worker(CHECKS_QUEUE, runCheck as (job: Job) => Promise<unknown>, {
+    connection: redis,
+    prefix: app.prefix,
+    concurrency: 1,
+  });
+  checker.on('error', quietly(app.log, 'check worker error'));
+  return checker;
+}
 
+/** Check schedules follow the config: at start (not awaited: Redis may be down), every 5 minutes and on reload. */
+function reconcilingChecks(app: App, checks: CheckQueue): { reconcile(): Promise<void>; stop: CloseStep } {
   const reconcile = () =>
-    reconcileCheckSchedules(checks, app.config.tenants, log).catch((err) => {
-      if (!isRedisConnectionError(err)) log.warn({ reason: describeError(err) }, 'check schedules not reconciled');
+    reconcileCheckSchedules(checks, app.config.tenants, app.log).catch((err) => {
+      if (!isRedisConnectionError(err)) app.log.warn({ reason: describeError(err) }, 'check schedules not reconciled');
     });
-  // Not awaited: Redis may be down at start, and the worker must still start (and stop on a signal) meanwhile.
   // Again every 5 minutes, so schedules come back after Redis lost its data.
   void reconcile(); // failures are logged inside
   const reconciling = setInterval(() => void reconcile(), 5 * 60_000); // failures are logged inside
   reconciling.unref();
-  steps.unshift(() => clearInterval(reconciling));
-  app.onReload(async (a) => {
+  return { reconcile, stop: async () => clearInterval(reconciling) };
+}
+
+/** Webhook secrets are checked again on reload; a missing one is logged, and its endpoint's deliveries fail. */
+function onReloadOf(reconcile: () => Promise<void>, nudge: () => void, log: Logger) {
+  return async (a: App) => {
     try {
       checkSecrets(endpointsOf(a.config), a.env);
     } catch (err) {
@@ -195,18 +177,66 @@ export async function startChangeWorker(app: App, opts: ChangeWorkerOptions = {}
     }
     await reconcile();
     nudge();
-  });
+  };
+}
 
+/**
+ * The change feed's side of `understudy worker`: webhook batches dispatched as changes commit and delivered by
+ * their own BullMQ worker (many at once, one batch per endpoint at a time, on an HTTP agent of their own, so a slow
+ * receiver delays no sync, write or other endpoint), old changes pruned, and scheduled self-checks.
+ */
+export async function startChangeWorker(app: App, opts: ChangeWorkerOptions = {}): Promise<ChangeWorker> {
+  const redis = app.redis;
+  if (!redis) throw new TypeError('startChangeWorker needs an app with Redis (createApp gates: "redis")');
+  const { log, prefix } = app;
+  checkSecrets(endpointsOf(app.config), app.env);
+  const stopping = new AbortController();
+  const agent = opts.sender ? null : new Agent({ connections: 8, keepAliveTimeout: 10_000 });
+  const metrics = app.metrics
+    ? registerChangeMetrics(app.metrics.registry, { lastChecks: () => app.changes.lastChecks() })
+    : null;
+  const webhooks = openWebhookQueue(redis, prefix);
+  const checks = openCheckQueue(redis, prefix);
+  for (const q of [webhooks, checks]) q.on('error', quietly(log, 'queue error'));
+  const dispatching = startDispatching(app, webhookBatchQueue(webhooks, opts.attempts), opts.pollMs ?? 200);
+  // At shutdown, deliveries in flight get a few seconds to end, then are cut (each is tried again later).
+  const cut = new AbortController();
+  const deliverDeps: DeliverDeps = {
+    stop: cut.signal,
+    endpoints: () => endpointsOf(app.config),
+    env: () => app.env,
+    changes: app.changes,
+    sender: opts.sender ?? httpWebhookSender(agent as Agent),
+    log,
+    ...(metrics ? { onAttempt: (e) => metrics.webhookAttempt(e) } : {}),
+  };
+  const deliveries = deliveryWorker(app, redis, deliverDeps, opts.backoff ?? webhookRetryDelay);
+  deliveries.on('error', quietly(log, 'webhook worker error'));
+  deliveries.on('completed', dispatching.nudge);
+  deliveries.on('failed', dispatching.nudge);
+  const checker = checkWorker(app, redis, stopping.signal);
+  const schedules = reconcilingChecks(app, checks);
+  app.onReload(onReloadOf(schedules.reconcile, dispatching.nudge, log));
+  // Stop making batches first, then let deliveries and checks in flight end, then close the rest.
+  const steps: CloseStep[] = [
+    schedules.stop,
+    dispatching.stop,
+    startPruning(app, opts.pruneEveryMs ?? 3_600_000),
+    () => closeWorker(deliveries),
+    () => closeWorker(checker),
+    () => webhooks.close(),
+    () => checks.close(),
+    ...(agent ? [() => agent.close()] : []),
+  ];
   let closing: Promise<void> | null = null;
   const close = (): Promise<void> => {
     closing ??= (async () => {
       stopping.abort();
       const grace = setTimeout(() => cut.abort(), opts.graceMs ?? 5000);
       grace.unref();
-      // Stop making batches first, then let deliveries and checks in flight end, then close the rest.
       await closeAll(steps, 'the change worker');
     })();
     return closing;
   };
-  return { queues: [webhooks, checks], dispatch, close, [Symbol.asyncDispose]: close };
+  return { queues: [webhooks, checks], dispatch: dispatching.dispatch, close, [Symbol.asyncDispose]: close };
 }
