@@ -152,115 +152,184 @@ export function createApp(
   return createProcessApp(config, env, deps);
 }
 
-async function createProcessApp(config: Config, env: NodeJS.ProcessEnv, deps: AppDeps): Promise<App> {
+/** The process' Redis connection when its profile keeps the gates there (closed last but the mirror's). */
+async function openGateRedis(
+  config: Config,
+  env: NodeJS.ProcessEnv,
+  deps: AppDeps,
+  steps: CloseStep[],
+): Promise<Redis | null> {
   const { log } = deps;
+  const { url } = redisSettings(config, env);
+  const gatesIn = deps.gates ?? (deps.profile === 'worker' ? 'redis' : 'shared');
+  if (gatesIn === 'memory' || (gatesIn === 'shared' && !redisConfigured(config, env))) return null;
+  const r = gatesIn === 'redis' ? longLivedRedis(url, log, 'commands') : await connectSharedBudget(url, log);
+  steps.push(async () => {
+    // QUIT would wait for a Redis that is down; only a ready connection says goodbye.
+    if (r.status === 'ready') await r.quit().catch(() => r.disconnect());
+    else r.disconnect();
+  });
+  if (gatesIn === 'redis')
+    await firstReady(r, url, config.worker?.redisStartTimeoutMs ?? DEFAULT_REDIS_START_TIMEOUT_MS, deps.signal);
+  return r;
+}
+
+/**
+ * One gate per key hash, wrapped here and nowhere else: instrumented (metrics), then parkable (a job waiting long
+ * for its key's budget gives its worker slot back). Closing closes every gate.
+ */
+function keyGates(deps: AppDeps, redis: Redis | null, prefix: string, metrics: OpsMetrics | null) {
+  const gates = new Map<string, { gate: RateGate; windowMs: number }>();
+  const baseGate: GateFactory =
+    deps.gateFor ??
+    (redis
+      ? (hash, budget) => createRedisRateGate({ redis, keyHash: hash, budget, prefix })
+      : (_hash, budget) => createMemoryRateGate(budget));
+  const gateOf = (tenant: ResolvedTenant): RateGate => {
+    const hash = keyHash(tenant.apiKey);
+    let entry = gates.get(hash);
+    if (!entry) {
+      const gate = baseGate(hash, tenant.budget);
+      entry = { gate: parkableGate(metrics ? instrumentGate(gate, metrics) : gate), windowMs: tenant.budget.windowMs };
+      gates.set(hash, entry);
+    }
+    return entry.gate;
+  };
+  const close = () =>
+    closeAll(
+      [...gates.values()].map(
+        ({ gate }) =>
+          () =>
+            gate.close(),
+      ),
+      'the rate gates',
+    );
+  return { gateOf, all: () => [...gates.values()], close };
+}
+
+/** What the partners clients are built with: the one pool, the key gates, the config in force. */
+interface ClientParts {
+  readonly deps: AppDeps;
+  readonly agent: Agent;
+  readonly gateOf: (tenant: ResolvedTenant) => RateGate;
+  readonly current: { readonly config: Config };
+  readonly metrics: OpsMetrics | null;
+}
+
+/** A tenant's partners client over the app's pool and its key's gate. */
+function partnersClientFor(p: ClientParts, tenant: ResolvedTenant): PartnersClient {
+  const { deps, agent, gateOf, current, metrics } = p;
+  const { log } = deps;
+  const onRequest = metrics?.upstreamRequest;
+  return createHttpPartnersClient({
+    baseUrl: current.config.baseUrl,
+    tenant: tenant.slug,
+    apiKey: tenant.apiKey,
+    gate: gateOf(tenant),
+    dispatcher: agent,
+    ...(deps.retry ? { retry: deps.retry } : {}),
+    ...(current.config.maxResponseBytes === undefined ? {} : { maxResponseBytes: current.config.maxResponseBytes }),
+    log: log.child({ tenant: tenant.slug }),
+    ...(onRequest ? { onRequest: (e) => onRequest({ tenant: tenant.slug, ...e }) } : {}),
+  });
+}
+
+/** What every part knows of a tenant: its client and its sync target. */
+const settingsOf = (t: ResolvedTenant, client: PartnersClient): TenantSettings => ({
+  resolved: t,
+  client,
+  target: {
+    slug: t.slug,
+    drafts: t.drafts,
+    ...(t.collections ? { collections: t.collections } : {}),
+    ...(t.locales ? { locales: t.locales } : {}),
+  },
+});
+
+/** Route discovery costs requests; each tenant's answer is reused for `ROUTES_TTL_MS`, a failed one dropped. */
+function routeCache(clientOf: (slug: string) => PartnersClient | null) {
+  const cache = new Map<string, { at: number; routes: Promise<ReadRoutes> }>();
+  const routesOf = (slug: string, signal: AbortSignal): Promise<ReadRoutes> => {
+    const hit = cache.get(slug);
+    if (hit && Date.now() - hit.at < ROUTES_TTL_MS) return hit.routes;
+    const client = clientOf(slug);
+    if (!client) return Promise.reject(new Error(`tenant ${slug} has no client`));
+    const routes = discoverRoutes(client, { signal });
+    routes.catch(() => {
+      if (cache.get(slug)?.routes === routes) cache.delete(slug);
+    });
+    cache.set(slug, { at: Date.now(), routes });
+    return routes;
+  };
+  return { routesOf, clear: () => cache.clear() };
+}
+
+/** The tenants' settings by slug, replaced as a whole (a reload); each tenant's client built once per config. */
+function tenantTable(resolved: readonly ResolvedTenant[], clientFor: (t: ResolvedTenant) => PartnersClient) {
+  const build = (list: readonly ResolvedTenant[]) =>
+    new Map(list.map((t) => [t.slug as string, settingsOf(t, clientFor(t))]));
+  let tenants = build(resolved);
+  return {
+    all: () => [...tenants.values()],
+    get: (slug: string) => tenants.get(slug) ?? null,
+    replace(list: readonly ResolvedTenant[]) {
+      tenants = build(list);
+    },
+  };
+}
+
+/** `f` run once; later calls get the first call's promise. */
+const once = (f: () => Promise<void>) => {
+  let p: Promise<void> | null = null;
+  return (): Promise<void> => {
+    p ??= f();
+    return p;
+  };
+};
+
+/** Runs every listener in order, even when one fails; throws the first failure after. */
+async function runListeners(listeners: readonly ((app: App) => void | Promise<void>)[], app: App): Promise<void> {
+  let failure: unknown = null;
+  for (const listener of listeners) {
+    try {
+      await listener(app);
+    } catch (err) {
+      failure ??= err;
+    }
+  }
+  if (failure) throw failure;
+}
+
+/** Opens a process' resources in order (Redis, the mirror, the one HTTP pool, the gates), each close step kept. */
+async function openResources(config: Config, env: NodeJS.ProcessEnv, deps: AppDeps, steps: CloseStep[]) {
+  const redis = await openGateRedis(config, env, deps, steps);
+  const mirror = await openMirror(deps.database ?? databasePath(config, env));
+  steps.push(() => mirror.close());
+  const agent = new Agent(partnersAgentOptions());
+  steps.push(() => agent.close());
+  const gates = keyGates(deps, redis, redisSettings(config, env).prefix, deps.metrics ?? null);
+  steps.push(gates.close);
+  return { redis, mirror, agent, gates };
+}
+
+async function createProcessApp(config: Config, env: NodeJS.ProcessEnv, deps: AppDeps): Promise<App> {
   const metrics = deps.metrics ?? null;
   const database = deps.database ?? databasePath(config, env);
   const resolved = resolveTenants(config, env, deps.tenants);
-  const { url, prefix } = redisSettings(config, env);
+  const { prefix } = redisSettings(config, env);
   const steps: CloseStep[] = [];
   const closeSteps = () => closeAll([...steps].reverse(), 'understudy');
   try {
-    let redis: Redis | null = null;
-    const gatesIn = deps.gates ?? (deps.profile === 'worker' ? 'redis' : 'shared');
-    if (gatesIn === 'redis' || (gatesIn === 'shared' && redisConfigured(config, env))) {
-      const r = gatesIn === 'redis' ? longLivedRedis(url, log, 'commands') : await connectSharedBudget(url, log);
-      redis = r;
-      steps.push(async () => {
-        // QUIT would wait for a Redis that is down; only a ready connection says goodbye.
-        if (r.status === 'ready') await r.quit().catch(() => r.disconnect());
-        else r.disconnect();
-      });
-      if (gatesIn === 'redis')
-        await firstReady(r, url, config.worker?.redisStartTimeoutMs ?? DEFAULT_REDIS_START_TIMEOUT_MS, deps.signal);
-    }
-    const mirror = await openMirror(database);
-    steps.push(() => mirror.close());
-    const agent = new Agent(partnersAgentOptions());
-    const httpPools = 1;
-    steps.push(() => agent.close());
-
-    // One gate per key hash, wrapped here and nowhere else: instrumented (metrics), then parkable (a job waiting
-    // long for its key's budget gives its worker slot back).
-    const gates = new Map<string, { gate: RateGate; windowMs: number }>();
-    steps.push(() =>
-      closeAll(
-        [...gates.values()].map(
-          ({ gate }) =>
-            () =>
-              gate.close(),
-        ),
-        'the rate gates',
-      ),
-    );
-    const baseGate: GateFactory =
-      deps.gateFor ??
-      (redis
-        ? (hash, budget) => createRedisRateGate({ redis: redis as Redis, keyHash: hash, budget, prefix })
-        : (_hash, budget) => createMemoryRateGate(budget));
-    const gateOf = (tenant: ResolvedTenant): RateGate => {
-      const hash = keyHash(tenant.apiKey);
-      let entry = gates.get(hash);
-      if (!entry) {
-        const gate = baseGate(hash, tenant.budget);
-        entry = {
-          gate: parkableGate(metrics ? instrumentGate(gate, metrics) : gate),
-          windowMs: tenant.budget.windowMs,
-        };
-        gates.set(hash, entry);
-      }
-      return entry.gate;
-    };
-    const clientFor = (tenant: ResolvedTenant): PartnersClient => {
-      const onRequest = metrics?.upstreamRequest;
-      return createHttpPartnersClient({
-        baseUrl: current.config.baseUrl,
-        tenant: tenant.slug,
-        apiKey: tenant.apiKey,
-        gate: gateOf(tenant),
-        dispatcher: agent,
-        ...(deps.retry ? { retry: deps.retry } : {}),
-        ...(current.config.maxResponseBytes === undefined ? {} : { maxResponseBytes: current.config.maxResponseBytes }),
-        log: log.child({ tenant: tenant.slug }),
-        ...(onRequest ? { onRequest: (e) => onRequest({ tenant: tenant.slug, ...e }) } : {}),
-      });
-    };
-    const settingsOf = (t: ResolvedTenant): TenantSettings => ({
-      resolved: t,
-      client: clientFor(t),
-      target: {
-        slug: t.slug,
-        drafts: t.drafts,
-        ...(t.collections ? { collections: t.collections } : {}),
-        ...(t.locales ? { locales: t.locales } : {}),
-      },
-    });
+    const { redis, mirror, agent, gates } = await openResources(config, env, deps, steps);
     const current = { config, env };
-    let tenants = new Map(resolved.map((t) => [t.slug as string, settingsOf(t)]));
-
-    // Route discovery costs requests; each tenant's answer is reused for a while.
-    const routeCache = new Map<string, { at: number; routes: Promise<ReadRoutes> }>();
-    const routesOf = (slug: string, signal: AbortSignal): Promise<ReadRoutes> => {
-      const hit = routeCache.get(slug);
-      if (hit && Date.now() - hit.at < ROUTES_TTL_MS) return hit.routes;
-      const t = tenants.get(slug);
-      if (!t) return Promise.reject(new Error(`tenant ${slug} has no client`));
-      const routes = discoverRoutes(t.client, { signal });
-      routes.catch(() => {
-        if (routeCache.get(slug)?.routes === routes) routeCache.delete(slug);
-      });
-      routeCache.set(slug, { at: Date.now(), routes });
-      return routes;
-    };
-
+    const clients: ClientParts = { deps, agent, gateOf: gates.gateOf, current, metrics };
+    const clientFor = (t: ResolvedTenant) => partnersClientFor(clients, t);
+    const tenants = tenantTable(resolved, clientFor);
+    const routes = routeCache((slug) => tenants.get(slug)?.client ?? null);
     const listeners: ((app: App) => void | Promise<void>)[] = [];
-    let closing: Promise<void> | null = null;
-    const close = (): Promise<void> => {
-      closing ??= closeSteps();
-      return closing;
-    };
+    const close = once(closeSteps);
     const app: App = {
-      log,
+      log: deps.log,
       metrics,
       get config() {
         return current.config;
@@ -275,28 +344,20 @@ async function createProcessApp(config: Config, env: NodeJS.ProcessEnv, deps: Ap
       changes: mirror.changes,
       redis,
       prefix,
-      httpPools,
-      tenants: () => [...tenants.values()],
-      tenant: (slug) => tenants.get(slug) ?? null,
+      httpPools: 1,
+      tenants: tenants.all,
+      tenant: tenants.get,
       clientFor,
-      routesOf,
-      gates: () => [...gates.values()],
+      routesOf: routes.routesOf,
+      gates: gates.all,
       async reload(next, nextEnv) {
         const nextTenants = resolveTenants(next, nextEnv, deps.tenants);
         current.config = next;
         current.env = nextEnv;
-        tenants = new Map(nextTenants.map((t) => [t.slug as string, settingsOf(t)]));
-        routeCache.clear();
+        tenants.replace(nextTenants);
+        routes.clear();
         // Every listener runs even when one fails (writes reload at once; schedules wait on Redis).
-        let failure: unknown = null;
-        for (const listener of listeners) {
-          try {
-            await listener(app);
-          } catch (err) {
-            failure ??= err;
-          }
-        }
-        if (failure) throw failure;
+        await runListeners(listeners, app);
       },
       onReload(listener) {
         listeners.push(listener);
