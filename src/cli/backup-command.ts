@@ -4,42 +4,13 @@ import { databasePath } from '../config/database-path.js';
 import { loadConfigFile } from '../config/load-config.js';
 import { UsageError } from '../errors.js';
 import { assertBackupable } from '../store/backup.js';
-import { COMMON_FLAGS, type CommandSpec, type Flags, helpText, parseFlags } from './parse-flags.js';
-
-const FLAGS = {
-  db: {
-    type: 'string',
-    value: 'FILE',
-    help: "the mirror's SQLite file (default: the config's database, else $UNDERSTUDY_DB, else ./data/understudy.db); a PostgreSQL mirror is refused: pg_dump copies it",
-  },
-  config: {
-    type: 'string',
-    value: 'FILE',
-    help: "read the database path from this config (a relative one from the config file's folder)",
-  },
-  force: { type: 'boolean', help: 'overwrite FILE if it exists (default: refuse); never the mirror itself' },
-  json: { type: 'boolean', help: 'print {"path","bytes","pages"} as JSON' },
-  ...COMMON_FLAGS,
-} as const satisfies Flags;
-
-const SPEC: CommandSpec<typeof FLAGS> = {
-  name: 'backup',
-  usage: 'FILE [--db FILE | --config FILE] [--force] [options]',
-  about:
-    "Writes an online, consistent copy of the mirror to FILE while workers keep writing (SQLite's backup API, in " +
-    'one snapshot). FILE is written beside itself first and renamed into place, so it is never half a copy; its ' +
-    'folder is created when missing. FILE may not be the mirror being copied. Prints the path and size of the copy. ' +
-    'A PostgreSQL mirror is refused: pg_dump is the tool for it.',
-  operands: true,
-  flags: FLAGS,
-};
+import { printHelp } from './command-help.js';
+import { parseFlags } from './parse-flags.js';
+import { BACKUP_SPEC } from './specs/backup-spec.js';
 
 export async function backupCommand(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  const { values, positionals } = parseFlags(argv, SPEC);
-  if (values.help) {
-    process.stdout.write(helpText(SPEC));
-    return 0;
-  }
+  const { values, positionals, help } = parseFlags(argv, BACKUP_SPEC);
+  if (help) return printHelp(BACKUP_SPEC, help);
   const [dest, ...extra] = positionals;
   if (!dest) throw new UsageError('backup needs the FILE to write');
   if (extra.length > 0) throw new UsageError(`unexpected argument ${extra[0]}`);

@@ -6,55 +6,9 @@ import { loadConfigFile } from '../config/load-config.js';
 import { UsageError } from '../errors.js';
 import { DELETE_REASONS } from '../sync/store-port.js';
 import { collectionFlags } from './collection-flag.js';
-import { COMMON_FLAGS, type CommandSpec, DB_FLAG, type Flags, helpText, parseFlags } from './parse-flags.js';
-
-const FLAGS = {
-  config: {
-    type: 'string',
-    value: 'FILE',
-    help: 'JSON config: its database (changes.retainDays is checked with the rest)',
-  },
-  db: DB_FLAG,
-  since: {
-    type: 'string',
-    value: 'SEQ',
-    help: 'only changes after SEQ, the last seq already seen (default 0: from the oldest kept)',
-  },
-  tenant: { type: 'string', multiple: true, value: 'SLUG', help: "only this tenant's changes (repeatable)" },
-  collection: {
-    type: 'string',
-    multiple: true,
-    value: 'NAME',
-    help: "only this collection's: its API path (event-instances) or its table (event_instances); repeatable",
-  },
-  kind: { type: 'string', multiple: true, value: 'KIND', help: 'only insert, update, delete or revive (repeatable)' },
-  reason: {
-    type: 'string',
-    multiple: true,
-    value: 'REASON',
-    help: 'only deletes with this reason: deleted (gone upstream) or unpublished (a draft only upstream); repeatable; with --kind, narrows only the deletes (--kind must include delete)',
-  },
-  limit: { type: 'string', value: 'N', help: 'at most N changes (default: all)' },
-  json: { type: 'boolean', help: 'a JSON array of change rows (with --follow: one JSON object a line)' },
-  nl: { type: 'boolean', help: 'one JSON object a line (newline-delimited JSON)' },
-  follow: {
-    type: 'boolean',
-    help: 'keep running, printing changes as they commit, until SIGINT or SIGTERM (or --limit)',
-  },
-  ...COMMON_FLAGS,
-} as const satisfies Flags;
-
-const SPEC: CommandSpec<typeof FLAGS> = {
-  name: 'changes',
-  usage:
-    '[--config FILE | --db FILE] [--since SEQ] [--tenant SLUG]... [--collection NAME]... [--kind KIND]... [--reason REASON]... [--limit N] [--json | --nl] [--follow]',
-  about:
-    "Prints the mirror's change log (the `changes` table, docs/schema.md) in seq order: every insert, update, " +
-    'delete and revive that sync or a write-through applied; a delete says why (deleted, or unpublished: a draft ' +
-    'only upstream). Text: one change a line (seq, time, kind, tenant/collection/id, changed fields, or a ' +
-    "delete's reason in parentheses). The mirror is opened read-only and never created.",
-  flags: FLAGS,
-};
+import { printHelp } from './command-help.js';
+import { parseFlags } from './parse-flags.js';
+import { CHANGES_SPEC } from './specs/changes-spec.js';
 
 const KINDS = ['insert', 'update', 'delete', 'revive'];
 const REASONS: readonly string[] = DELETE_REASONS;
@@ -121,11 +75,8 @@ async function drain(
 }
 
 export async function changesCommand(argv: string[]): Promise<number> {
-  const { values } = parseFlags(argv, SPEC);
-  if (values.help) {
-    process.stdout.write(helpText(SPEC));
-    return 0;
-  }
+  const { values, help } = parseFlags(argv, CHANGES_SPEC);
+  if (help) return printHelp(CHANGES_SPEC, help);
   if (values.json && values.nl) throw new UsageError('--json and --nl do not go together');
   const since = count('since', values.since, 0) ?? 0;
   const limit = count('limit', values.limit, 1) ?? Number.POSITIVE_INFINITY;

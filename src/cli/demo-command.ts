@@ -2,24 +2,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSimulator } from '../sim/start-simulator.js';
-import { COMMON_FLAGS, type CommandSpec, type Flags, helpText, parseFlags } from './parse-flags.js';
+import { printHelp } from './command-help.js';
+import { parseFlags } from './parse-flags.js';
 import { searchCommand } from './search-command.js';
+import { DEMO_SPEC } from './specs/demo-spec.js';
 import { sqlCommand } from './sql-command.js';
 import { syncCommand } from './sync-command.js';
-
-const FLAGS = { ...COMMON_FLAGS } as const satisfies Flags;
-
-const SPEC: CommandSpec<typeof FLAGS> = {
-  name: 'demo',
-  about:
-    'The main job end to end on embedded defaults (what `npm run demo` runs): starts the bundled Partners API ' +
-    'simulator with its programme placed around today (seed 7: the same data all day), mirrors both of its tenants ' +
-    'into a fresh SQLite file in a temporary folder with `understudy sync`, shows the upcoming performances with ' +
-    'understudy sql and a full-text `understudy search`, then prints next steps to try. The mirror is kept (its ' +
-    'path is printed; remove the folder when done). No Redis, no network beyond loopback. Exits with the code of ' +
-    'the sync (or of a query).',
-  flags: FLAGS,
-};
 
 const UPCOMING =
   'SELECT tenant, start_local, event_title, venue_title, availability FROM upcoming_performances ' +
@@ -33,11 +21,8 @@ const sh = (s: string): string => (/^[\w./:=@-]+$/.test(s) ? s : `'${s.replace(/
 const shown = (argv: readonly string[]) => `$ understudy ${argv.map(sh).join(' ')}\n`;
 
 export async function demoCommand(argv: string[]): Promise<number> {
-  const { values } = parseFlags(argv, SPEC);
-  if (values.help) {
-    process.stdout.write(helpText(SPEC));
-    return 0;
-  }
+  const { help } = parseFlags(argv, DEMO_SPEC);
+  if (help) return printHelp(DEMO_SPEC, help);
   process.env.LOG_LEVEL ??= 'warn'; // the summary table says what happened; JSON logs would drown it
   const dir = mkdtempSync(join(tmpdir(), 'understudy-demo-'));
   const db = join(dir, 'demo.db');

@@ -6,50 +6,9 @@ import { collectionNamed } from '../vocabulary/collections.js';
 import { parseExactJson } from '../vocabulary/exact-json.js';
 import { tenantSlug } from '../vocabulary/ids.js';
 import { DEFAULT_MAX_BODY_BYTES, parseOp, WriteValidationError } from '../writes/validate-write.js';
-import { COMMON_FLAGS, type CommandSpec, type Flags, helpText, parseFlags } from './parse-flags.js';
-
-const FLAGS = {
-  config: { type: 'string', value: 'FILE', help: 'JSON config (tenants, database, redis)' },
-  tenant: { type: 'string', value: 'SLUG', help: 'tenant of the config to write to' },
-  op: {
-    type: 'string',
-    value: 'OP',
-    help: 'create | update | patch | put | delete | bulk (patch, put and update all mean a partial update, sent with the method the spec has for the collection)',
-  },
-  collection: {
-    type: 'string',
-    value: 'NAME',
-    help: 'the collection: its API path (event-instances) or its table (event_instances)',
-  },
-  id: { type: 'string', value: 'ID', help: 'record id (update, delete)' },
-  body: {
-    type: 'string',
-    value: 'JSON',
-    help: 'the body as JSON; "-" or no --body reads it from stdin (not for delete)',
-  },
-  draft: { type: 'boolean', help: 'write the draft version (creates/updates of versioned collections, bulk)' },
-  'idempotency-key': {
-    type: 'string',
-    value: 'K',
-    help: "same key, same job: enqueuing again returns the first job's id",
-  },
-  json: { type: 'boolean', help: 'print {"jobId": …} instead of the bare id' },
-  ...COMMON_FLAGS,
-} as const satisfies Flags;
-
-const SPEC: CommandSpec<typeof FLAGS> = {
-  name: 'enqueue',
-  usage: '--config FILE --tenant SLUG --op OP --collection NAME [--id ID] [--body JSON | --body - | <stdin>] [options]',
-  about:
-    'Validates one write and adds it to the writes queue (Redis: REDIS_URL, else config redis.url); a running ' +
-    '`understudy worker` applies it upstream. Prints the job id as the last line of stdout. A write the spec does ' +
-    'not allow is refused with a one-line reason and exit code 2, and nothing is queued: an op or field the spec ' +
-    "does not have (unless the tenant's config sets writes.allowExtraFields), a __proto__, constructor or prototype " +
-    'key anywhere in the body, a body over config writes.maxBodyBytes (default 1 MiB of compact JSON), or bulk ' +
-    'keys and values the mirrored custom-attribute definitions or theme-settings schema do not allow. Integers ' +
-    'beyond 2^53 in the body are kept exact.',
-  flags: FLAGS,
-};
+import { printHelp } from './command-help.js';
+import { parseFlags } from './parse-flags.js';
+import { ENQUEUE_SPEC } from './specs/enqueue-spec.js';
 
 /**
  * Reads stdin, giving up once it is past `limit` bytes: a body far over the cap is refused without holding it all.
@@ -91,16 +50,10 @@ async function readBody(flag: string | undefined, needed: boolean, cap: number):
 }
 
 export async function enqueueCommand(argv: string[]): Promise<number> {
-  const { values } = parseFlags(argv, SPEC);
-  if (values.help) {
-    process.stdout.write(helpText(SPEC));
-    return 0;
-  }
-  for (const f of ['config', 'tenant', 'op', 'collection'] as const) {
-    if (!values[f]) throw new UsageError(`--${f} is required (see --help)`);
-  }
-  const config = loadConfigFile(values.config as string);
-  const tenant = values.tenant as string;
+  const { values, help } = parseFlags(argv, ENQUEUE_SPEC);
+  if (help) return printHelp(ENQUEUE_SPEC, help);
+  const config = loadConfigFile(values.config);
+  const tenant = values.tenant;
   if (!config.tenants.some((t) => t.slug === tenant)) {
     throw new ConfigError(
       `--tenant ${tenant}: not a tenant of the config (${config.tenants.map((t) => t.slug).join(', ')})`,
@@ -112,7 +65,7 @@ export async function enqueueCommand(argv: string[]): Promise<number> {
   const request = {
     op,
     tenant,
-    collection: values.collection as string,
+    collection: values.collection,
     ...(values.id !== undefined ? { id: values.id } : {}),
     ...(body !== undefined ? { body } : {}),
     ...(values.draft ? { draft: true } : {}),

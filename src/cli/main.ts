@@ -1,90 +1,50 @@
-import { Command as Program } from 'commander';
 import { didYouMean } from '../config/did-you-mean.js';
 import { describeError } from '../errors.js';
 import { VERSION } from '../version.js';
+import { generalHelp } from './command-help.js';
 import { EXIT, exitCodeFor } from './exit-codes.js';
-import { COMMON_FLAGS } from './parse-flags.js';
+import type { CommandSpec } from './parse-flags.js';
+import { BACKUP_SPEC } from './specs/backup-spec.js';
+import { CHANGES_SPEC } from './specs/changes-spec.js';
+import { CHECK_SPEC } from './specs/check-spec.js';
+import { DEMO_SPEC } from './specs/demo-spec.js';
+import { ENQUEUE_SPEC } from './specs/enqueue-spec.js';
+import { SEARCH_SPEC } from './specs/search-spec.js';
+import { SIM_SPEC } from './specs/sim-spec.js';
+import { SQL_SPEC } from './specs/sql-spec.js';
+import { STATUS_SPEC } from './specs/status-spec.js';
+import { STORE_SPEC } from './specs/store-spec.js';
+import { SYNC_SPEC } from './specs/sync-spec.js';
+import { WEBHOOKS_SPEC } from './specs/webhooks-spec.js';
+import { WORKER_SPEC } from './specs/worker-spec.js';
+import { WRITES_SPEC } from './specs/writes-spec.js';
 
 /** A subcommand: parses its own argv, returns the exit code, throws `UnderstudyError`s for the rest. */
 export type Command = (argv: string[]) => Promise<number>;
 
-const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }> = {
-  sim: { summary: 'run the Partners API simulator', load: async () => (await import('./sim-command.js')).simCommand },
-  sync: {
-    summary: 'mirror tenants into SQLite or PostgreSQL',
-    load: async () => (await import('./sync-command.js')).syncCommand,
-  },
-  worker: {
-    summary: 'run sync workers on the Redis queue, with schedules',
-    load: async () => (await import('./worker-command.js')).workerCommand,
-  },
-  status: {
-    summary: 'mirror freshness, schedules and queue counts; --check for monitoring',
-    load: async () => (await import('./status-command.js')).statusCommand,
-  },
-  sql: {
-    summary: 'run read-only SQL over the mirror',
-    load: async () => (await import('./sql-command.js')).sqlCommand,
-  },
-  search: {
-    summary: 'full-text search over titles, names and descriptions',
-    load: async () => (await import('./search-command.js')).searchCommand,
-  },
-  enqueue: {
-    summary: 'queue a write to the Partners API (validated first)',
-    load: async () => (await import('./enqueue-command.js')).enqueueCommand,
-  },
-  writes: {
-    summary: 'failed writes: list, show, retry',
-    load: async () => (await import('./writes-command.js')).writesCommand,
-  },
-  changes: {
-    summary: "print the mirror's change log (--follow: as changes commit)",
-    load: async () => (await import('./changes-command.js')).changesCommand,
-  },
-  webhooks: {
-    summary: 'dead-lettered webhook batches: list, show, retry; enable an endpoint',
-    load: async () => (await import('./webhooks-command.js')).webhooksCommand,
-  },
-  check: {
-    summary: "compare the mirror's counts with the upstream's (--repair: full passes where they drift)",
-    load: async () => (await import('./check-command.js')).checkCommand,
-  },
-  backup: {
-    summary: 'write an online, consistent copy of the mirror',
-    load: async () => (await import('./backup-command.js')).backupCommand,
-  },
-  store: {
-    summary: 'store copy: copy a mirror between SQLite and PostgreSQL',
-    load: async () => (await import('./store-command.js')).storeCommand,
-  },
-  demo: {
-    summary: 'mirror the bundled simulator into a temporary file and query it',
-    load: async () => (await import('./demo-command.js')).demoCommand,
-  },
-};
+/**
+ * Every command: its declaration (name, summary, flags; small modules, read eagerly for the general help) and its
+ * implementation, loaded only when it runs (a command's imports are most of the start-up time).
+ */
+const COMMANDS: readonly { readonly spec: CommandSpec; readonly load: () => Promise<Command> }[] = [
+  { spec: SIM_SPEC, load: async () => (await import('./sim-command.js')).simCommand },
+  { spec: SYNC_SPEC, load: async () => (await import('./sync-command.js')).syncCommand },
+  { spec: WORKER_SPEC, load: async () => (await import('./worker-command.js')).workerCommand },
+  { spec: STATUS_SPEC, load: async () => (await import('./status-command.js')).statusCommand },
+  { spec: SQL_SPEC, load: async () => (await import('./sql-command.js')).sqlCommand },
+  { spec: SEARCH_SPEC, load: async () => (await import('./search-command.js')).searchCommand },
+  { spec: ENQUEUE_SPEC, load: async () => (await import('./enqueue-command.js')).enqueueCommand },
+  { spec: WRITES_SPEC, load: async () => (await import('./writes-command.js')).writesCommand },
+  { spec: CHANGES_SPEC, load: async () => (await import('./changes-command.js')).changesCommand },
+  { spec: WEBHOOKS_SPEC, load: async () => (await import('./webhooks-command.js')).webhooksCommand },
+  { spec: CHECK_SPEC, load: async () => (await import('./check-command.js')).checkCommand },
+  { spec: BACKUP_SPEC, load: async () => (await import('./backup-command.js')).backupCommand },
+  { spec: STORE_SPEC, load: async () => (await import('./store-command.js')).storeCommand },
+  { spec: DEMO_SPEC, load: async () => (await import('./demo-command.js')).demoCommand },
+];
 
-/** The general help, generated by commander from the command list and the flags every command takes. */
-const usage = (): string => {
-  const program = new Program('understudy')
-    .usage('<command> [options]')
-    .description(
-      'Keeps a local, queryable mirror of Content Partners API tenants in SQLite or PostgreSQL\n' +
-        '(every command works on either: --db FILE or --db postgres://…) and pushes changes back.\n' +
-        'The options below are taken by every command; `understudy help <command>` shows its own.',
-    )
-    .helpOption('-h, --help', 'show help (`understudy <command> --help`: that command’s)')
-    .version(VERSION, '-V, --version', 'print the version')
-    .configureHelp({ helpWidth: 100 });
-  for (const [name, flag] of Object.entries(COMMON_FLAGS)) {
-    if (name === 'help') continue;
-    const short = 'short' in flag ? `-${flag.short}, ` : '';
-    program.option(`${short}--${name}${flag.type === 'string' ? ` <${flag.value}>` : ''}`, flag.help);
-  }
-  for (const [name, c] of Object.entries(COMMANDS)) program.command(name).description(c.summary);
-  program.command('help [command]').description('show help for a command');
-  return program.helpInformation();
-};
+const commandNamed = (name: string) => COMMANDS.find((c) => c.spec.name === name);
+const usage = (): string => generalHelp(COMMANDS.map((c) => c.spec));
 
 /**
  * The reader of stdout went away (`understudy sql … | head`): stop quietly, as a pipeline expects, with no stack
@@ -128,9 +88,12 @@ export async function main(argv: string[]): Promise<number> {
     return first ? EXIT.OK : EXIT.USAGE;
   }
   const name = first === 'help' ? (afterFirst[0] as string) : first;
-  const entry = COMMANDS[name];
+  const entry = commandNamed(name);
   if (!entry) {
-    const hint = didYouMean(name, Object.keys(COMMANDS));
+    const hint = didYouMean(
+      name,
+      COMMANDS.map((c) => c.spec.name),
+    );
     process.stderr.write(`understudy: unknown command "${name}"${hint}; \`understudy --help\` lists the commands\n`);
     return EXIT.USAGE;
   }

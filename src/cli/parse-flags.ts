@@ -16,6 +16,8 @@ export interface FlagSpec {
   readonly value?: string;
   /** The value may be left out (`--schedule` alone); the flag's value is then `true`. */
   readonly optionalValue?: boolean;
+  /** The command cannot run without it: `--config FILE is required` (exit 2), checked once by `parseFlags`. */
+  readonly required?: boolean;
   /** One line (or a few) of help: what it does, its default. */
   readonly help: string;
 }
@@ -30,12 +32,30 @@ type ValueOf<S extends FlagSpec> = S extends { type: 'boolean' }
       ? string | true
       : string;
 
-export type FlagValues<F extends Flags> = { -readonly [K in keyof F]?: ValueOf<F[K]> };
+type RequiredOf<F extends Flags> = { [K in keyof F]: F[K] extends { required: true } ? K : never }[keyof F];
 
-/** A command's declaration: its help is generated from it. */
-export interface CommandSpec<F extends Flags> {
+/** The parsed values, keyed by flag name as declared; a required flag is always there (unless help was asked). */
+export type FlagValues<F extends Flags> = { -readonly [K in Exclude<keyof F, RequiredOf<F>>]?: ValueOf<F[K]> } & {
+  -readonly [K in RequiredOf<F>]: ValueOf<F[K]>;
+};
+
+/** A subcommand (`writes show <jobId>`): its usage, its help, and how many operands follow it. */
+export interface SubcommandSpec {
+  /** As shown in help: `show <jobId>`. */
+  readonly usage: string;
+  readonly help: string;
+  /** `none`; `one` (named by `operand`, default `argument`); `ids-or-all`: ids, or none with `--all`. */
+  readonly operands: 'none' | 'one' | 'ids-or-all';
+  /** What the one operand is, in an error: `job id` (`writes show takes one job id`). */
+  readonly operand?: string;
+}
+
+/** A command's declaration: `understudy --help`, its own help and its parsing are all generated from it. */
+export interface CommandSpec<F extends Flags = Flags> {
   /** As typed after `understudy` (`sync`, `writes`). */
   readonly name: string;
+  /** Its line in `understudy --help`. */
+  readonly summary: string;
   /** The usage line after `understudy <name>`; default `[options]`. */
   readonly usage?: string;
   /** What the command does, a paragraph or two. */
@@ -47,12 +67,18 @@ export interface CommandSpec<F extends Flags> {
    * flags is a word too (`swan OR -lake`). A first word starting with `-` goes after `--`.
    */
   readonly words?: boolean;
+  /** The command's own flags; the common ones (`COMMON_FLAGS`) are added to every command. */
   readonly flags: F;
-  /** Text after the options (examples, subcommands). */
+  /** Subcommands, each checked for its operands: the first operand names one (none: help on stderr, exit 2). */
+  readonly subcommands?: Readonly<Record<string, SubcommandSpec>>;
+  /** Text after the options (and subcommands): examples, exit codes. */
   readonly footer?: string;
 }
 
-/** The flags every command takes: `--quiet`, `--env-file`, `--help` (see `applyCommonFlags`). */
+/** Declares a command, keeping its flags' literal types (so `values.full` is a boolean, `values.tenant` a list). */
+export const defineCommand = <const F extends Flags>(spec: CommandSpec<F>): CommandSpec<F> => spec;
+
+/** The flags every command takes, added by the parser: `--quiet`, `--env-file`, `--help` (see `applyCommonFlags`). */
 export const COMMON_FLAGS = {
   quiet: {
     type: 'boolean',
@@ -67,12 +93,28 @@ export const COMMON_FLAGS = {
   help: { type: 'boolean', short: 'h', help: 'show this help' },
 } as const satisfies Flags;
 
-/** `--db`, as every command that keeps or reads the mirror takes it: either engine. */
-export const DB_FLAG = {
-  type: 'string',
-  value: 'FILE|URL',
-  help: "the mirror: a SQLite file (a relative path from the current directory) or a postgres:// URL (default: the config's database, else $UNDERSTUDY_DB, else ./data/understudy.db)",
-} as const satisfies FlagSpec;
+/** The flags many commands take, declared once; a command takes one with `shared(name, { help, required })`. */
+export const SHARED_FLAGS = {
+  config: { type: 'string', value: 'FILE', help: 'JSON config' },
+  db: {
+    type: 'string',
+    value: 'FILE|URL',
+    help: "the mirror: a SQLite file (a relative path from the current directory) or a postgres:// URL (default: the config's database, else $UNDERSTUDY_DB, else ./data/understudy.db)",
+  },
+  json: { type: 'boolean', help: 'machine-readable output' },
+} as const satisfies Flags;
+
+type Override = Partial<Pick<FlagSpec, 'help' | 'value' | 'required'>>;
+
+/** A shared flag as one command takes it: what it means there (`help`), and whether it is `required`. */
+export function shared<N extends keyof typeof SHARED_FLAGS, const O extends Override = Record<never, never>>(
+  name: N,
+  over?: O,
+): Omit<(typeof SHARED_FLAGS)[N], keyof O> & O {
+  return { ...SHARED_FLAGS[name], ...over } as unknown as Omit<(typeof SHARED_FLAGS)[N], keyof O> & O;
+}
+
+type WithCommon<F extends Flags> = F & typeof COMMON_FLAGS;
 
 function optionOf(name: string, spec: FlagSpec): Option {
   const value =
@@ -82,7 +124,11 @@ function optionOf(name: string, spec: FlagSpec): Option {
   return opt;
 }
 
-function commandOf<F extends Flags>(spec: CommandSpec<F>): Command {
+/** Every flag a command takes: its own, then the common ones. */
+export const flagsOf = (spec: CommandSpec): Flags => ({ ...spec.flags, ...COMMON_FLAGS });
+
+/** The command as commander sees it: its usage, about and every flag (parsing and help both come from it). */
+export function commandOf(spec: CommandSpec): Command {
   const cmd = new Command(`understudy ${spec.name}`)
     .usage(spec.usage ?? '[options]')
     .description(spec.about)
@@ -92,14 +138,8 @@ function commandOf<F extends Flags>(spec: CommandSpec<F>): Command {
     .exitOverride()
     .configureOutput({ writeOut: () => undefined, writeErr: () => undefined })
     .configureHelp({ helpWidth: 100 });
-  for (const [name, flag] of Object.entries(spec.flags)) cmd.addOption(optionOf(name, flag));
+  for (const [name, flag] of Object.entries(flagsOf(spec))) cmd.addOption(optionOf(name, flag));
   return cmd;
-}
-
-/** The command's help: usage, about, every flag with its help, then the footer. */
-export function helpText<F extends Flags>(spec: CommandSpec<F>): string {
-  const text = commandOf(spec).helpInformation();
-  return spec.footer ? `${text}\n${spec.footer.replace(/^\n+/, '')}` : text;
 }
 
 /** Commander's message as one line of ours: `unknown option '--colection' (did you mean --collection?)`. */
@@ -145,18 +185,21 @@ function wordsAfterDashes(argv: readonly string[], flags: Flags): string[] {
   return [...options, '--', ...words];
 }
 
-/**
- * Parses a command's argv against its declared flags (errors are `UsageError`s, exit 2, with a suggestion for a
- * misspelt flag), then applies the flags every command shares (`applyCommonFlags`: the env file, LOG_LEVEL,
- * `--quiet`). Values are keyed by flag name as declared (`values['base-url']`).
- */
-export function parseFlags<F extends Flags>(
-  argv: readonly string[],
-  spec: CommandSpec<F>,
-): { values: FlagValues<F>; positionals: string[] } {
+/** What `parseFlags` read: the values, the operands, the subcommand, and whether help is to be shown. */
+export interface Parsed<F extends Flags> {
+  readonly values: FlagValues<WithCommon<F>>;
+  readonly positionals: string[];
+  /** The subcommand (a spec with `subcommands`), and the operands after it. */
+  readonly subcommand: string | undefined;
+  readonly args: string[];
+  /** `asked` (`--help`: stdout, exit 0); `needed` (no subcommand: stderr, exit 2); else null. */
+  readonly help: 'asked' | 'needed' | null;
+}
+
+function parseWithCommander(argv: readonly string[], spec: CommandSpec): Record<string, unknown> & { _args: string[] } {
   const cmd = commandOf(spec);
   try {
-    cmd.parse(spec.words ? wordsAfterDashes(argv, spec.flags) : [...argv], { from: 'user' });
+    cmd.parse(spec.words ? wordsAfterDashes(argv, flagsOf(spec)) : [...argv], { from: 'user' });
   } catch (err) {
     if (!(err instanceof CommanderError)) throw err;
     const dashed =
@@ -171,10 +214,49 @@ export function parseFlags<F extends Flags>(
     const v = opts[option.attributeName()];
     if (v !== undefined) values[name] = v;
   }
-  const positionals = [...cmd.args];
-  if (positionals.length > 0 && spec.operands !== true)
+  return Object.assign(values, { _args: [...cmd.args] });
+}
+
+/** The subcommand named, as declared (an unknown one: exit 2, naming those there are). */
+function subcommandOf(spec: CommandSpec, sub: string): SubcommandSpec {
+  const subs = spec.subcommands ?? {};
+  const declared = subs[sub];
+  if (!declared) throw new UsageError(`unknown subcommand "${sub}" (${Object.keys(subs).join(', ')})`);
+  return declared;
+}
+
+/** The subcommand's operands checked against its declaration (the wrong number: exit 2). */
+function checkOperands(said: string, declared: SubcommandSpec, args: readonly string[], all: boolean): void {
+  if (declared.operands === 'none' && args.length > 0) throw new UsageError(`${said} takes no arguments`);
+  if (declared.operands === 'one' && args.length !== 1)
+    throw new UsageError(`${said} takes one ${declared.operand ?? 'argument'}`);
+  if (declared.operands === 'ids-or-all' && (all ? args.length > 0 : args.length === 0))
+    throw new UsageError(`${said} takes job ids or --all`);
+}
+
+/** The first required flag missing, as a usage error: `--config FILE is required`. */
+function checkRequired(spec: CommandSpec, values: Record<string, unknown>): void {
+  for (const [name, flag] of Object.entries(spec.flags))
+    if (flag.required && !values[name]) throw new UsageError(`--${name} ${flag.value ?? 'VALUE'} is required`);
+}
+
+/**
+ * Parses a command's argv against its declaration: its flags (errors are `UsageError`s, exit 2, with a suggestion for
+ * a misspelt flag), its subcommand and the operands it takes, then its required flags; and applies the flags every
+ * command shares (`applyCommonFlags`: the env file, LOG_LEVEL, `--quiet`). Values are keyed by flag name as declared
+ * (`values['base-url']`). With help asked (or a subcommand missing) nothing else is checked.
+ */
+export function parseFlags<F extends Flags>(argv: readonly string[], spec: CommandSpec<F>): Parsed<F> {
+  const { _args: positionals, ...values } = parseWithCommander(argv, spec);
+  const [sub, ...args] = spec.subcommands ? positionals : [];
+  if (positionals.length > 0 && spec.operands !== true && !spec.subcommands)
     throw new UsageError(`unexpected argument "${positionals[0]}" (see understudy ${spec.name} --help)`);
-  const parsed = values as FlagValues<F>;
+  const help = values.help ? 'asked' : spec.subcommands && sub === undefined ? 'needed' : null;
   if (!values.help) applyCommonFlags(values as { quiet?: boolean; json?: boolean; 'env-file'?: string });
-  return { values: parsed, positionals };
+  if (help === null) {
+    const declared = sub === undefined ? undefined : subcommandOf(spec, sub);
+    checkRequired(spec, values);
+    if (declared) checkOperands(`${spec.name} ${sub}`, declared, args, values.all === true);
+  }
+  return { values: values as FlagValues<WithCommon<F>>, positionals, subcommand: sub, args, help };
 }

@@ -1,41 +1,8 @@
 import { UsageError } from '../errors.js';
 import { startSimulator } from '../sim/start-simulator.js';
-import { COMMON_FLAGS, type CommandSpec, type Flags, helpText, parseFlags } from './parse-flags.js';
-
-const FLAGS = {
-  port: { type: 'string', value: 'N', help: 'port to listen on (default 0: a free port)' },
-  host: { type: 'string', value: 'HOST', help: 'address to bind (default 127.0.0.1)' },
-  seed: { type: 'string', value: 'N', help: 'data seed (default 1)' },
-  tenants: { type: 'string', value: 'N', help: 'number of tenants (default 2)' },
-  records: { type: 'string', value: 'N', help: 'records per collection (default 40; event instances get 3x)' },
-  routes: { type: 'string', value: 'SET', help: 'documented | full (default full)' },
-  'read-limit': { type: 'string', value: 'N', help: 'reads per window per key (default 100; 0 = unlimited)' },
-  'write-limit': { type: 'string', value: 'N', help: 'writes per window per key (default 20; 0 = unlimited)' },
-  'window-ms': { type: 'string', value: 'N', help: 'rate-limit window in ms (default 60000)' },
-  'max-limit': {
-    type: 'string',
-    value: 'N',
-    help: 'largest page size; larger limits clamp (default 100; 0: no clamp)',
-  },
-  key: { type: 'string', multiple: true, value: 'TENANT=KEY', help: 'use KEY for TENANT (repeatable)' },
-  today: {
-    type: 'boolean',
-    help: 'place the programme around today (UTC) instead of 2026-01-15: the same data all day',
-  },
-  'updates-onto-latest': {
-    type: 'boolean',
-    help: 'apply updates as Payload 3 does: onto the latest version, a pending draft included, keeping its _status',
-  },
-  ...COMMON_FLAGS,
-} as const satisfies Flags;
-
-const SPEC: CommandSpec<typeof FLAGS> = {
-  name: 'sim',
-  about:
-    'Runs the Content Partners API simulator until SIGINT/SIGTERM. Prints its URL and one "tenant <slug> key <KEY>" ' +
-    'line per tenant (not with --quiet).',
-  flags: FLAGS,
-};
+import { printHelp } from './command-help.js';
+import { parseFlags } from './parse-flags.js';
+import { SIM_SPEC } from './specs/sim-spec.js';
 
 const intFlag = (name: string, v: string | undefined, min: number): number | undefined => {
   if (v === undefined) return undefined;
@@ -45,11 +12,8 @@ const intFlag = (name: string, v: string | undefined, min: number): number | und
 
 /** `understudy sim`: prints the base URL and one `tenant <slug> key <KEY>` line per tenant, then serves. */
 export async function simCommand(argv: string[]): Promise<number> {
-  const { values } = parseFlags(argv, SPEC);
-  if (values.help) {
-    process.stdout.write(helpText(SPEC));
-    return 0;
-  }
+  const { values, help } = parseFlags(argv, SIM_SPEC);
+  if (help) return printHelp(SIM_SPEC, help);
   const routes = values.routes ?? 'full';
   if (routes !== 'documented' && routes !== 'full')
     throw new UsageError(`--routes must be "documented" or "full", got "${routes}"`);

@@ -4,71 +4,15 @@ import { fileURLToPath } from 'node:url';
 import { databasePath } from '../config/database-path.js';
 import { loadConfigFile } from '../config/load-config.js';
 import { UnderstudyError, UsageError } from '../errors.js';
-import { COMMON_FLAGS, type CommandSpec, type Flags, helpText, parseFlags } from './parse-flags.js';
+import { helpText } from './command-help.js';
+import { parseFlags } from './parse-flags.js';
+import { SQL_SPEC } from './specs/sql-spec.js';
 import type { SqlChildResult } from './sql-child.js';
 import { dotCommand, schemaText } from './sql-schema.js';
 import { type SqlFormat, type SqlJob, streamSql } from './sql-stream.js';
 
 export { assertReadOnly, leadingVerb } from '../store/read-only-query.js';
 export { formatCsv } from './sql-stream.js';
-
-const FLAGS = {
-  config: {
-    type: 'string',
-    value: 'FILE',
-    help: "read the database path from this config (a relative one from the config file's folder)",
-  },
-  db: {
-    type: 'string',
-    value: 'FILE|URL',
-    help: "the mirror: a SQLite file or a postgres:// URL (default: the config's database, else $UNDERSTUDY_DB, else ./data/understudy.db); on PostgreSQL the statement runs in a READ ONLY transaction",
-  },
-  tables: {
-    type: 'boolean',
-    help: 'list the tables and views with their row counts (and live rows) and what each holds',
-  },
-  schema: {
-    type: 'boolean',
-    help: 'the columns of TABLE, given as the argument (or of every table and view): type, NOT NULL, what each means',
-  },
-  json: { type: 'boolean', help: 'print a JSON array of row objects (JSON values as JSON, integers exact)' },
-  csv: { type: 'boolean', help: 'print CSV (RFC 4180) with a header row' },
-  nl: { type: 'boolean', help: 'print one JSON object per line (NDJSON)' },
-  raw: { type: 'boolean', help: 'print the one value of a one-column, one-row result as is, then a newline' },
-  // Taken out of argv by takeParams before parsing (it has two values); declared for its line of help.
-  param: {
-    type: 'string',
-    short: 'p',
-    value: 'NAME',
-    help: 'followed by VALUE: bind the named parameter :NAME (or @NAME, $NAME) to the string VALUE (repeatable)',
-  },
-  'max-width': {
-    type: 'string',
-    value: 'N',
-    help: 'truncate table cells to N characters (default 60; never in --json/--csv/--nl); column widths come from the first 1000 rows',
-  },
-  timeout: {
-    type: 'string',
-    value: 'S',
-    help: 'stop the statement after S seconds (default: none): exit 1 with a one-line reason',
-  },
-  ...COMMON_FLAGS,
-} as const satisfies Flags;
-
-const SPEC: CommandSpec<typeof FLAGS> = {
-  name: 'sql',
-  usage:
-    '[--config FILE | --db FILE|URL] [--json|--csv|--nl|--raw] [-p NAME VALUE]... [--timeout S] ["SELECT …" | -]\n' +
-    '       understudy sql [--config FILE | --db FILE|URL] [--json|--csv|--nl] --tables | --schema [TABLE]',
-  about:
-    'Runs one read-only SQL statement over the mirror and prints its rows as they are read (memory stays flat ' +
-    'however many rows). The SQL comes from the argument, or from standard input when the argument is "-" or ' +
-    'absent (piped). The database is opened read-only; statements that write (INSERT, UPDATE, DELETE, DROP, ATTACH, ' +
-    'writing PRAGMAs, VACUUM …) are refused. ".tables" (the names only) and ".schema [TABLE]" as the statement ' +
-    'work as in sqlite3. A reader that stops reading (| head) ends it quietly.',
-  operands: true,
-  flags: FLAGS,
-};
 
 export interface SqlIo {
   /** A promise when the writer wants the next chunk to wait (backpressure, or to learn of a closed pipe). */
@@ -122,9 +66,9 @@ function takeParams(argv: readonly string[]): { rest: string[]; params: Record<s
 /** `understudy sql`: one read-only statement over the mirror; exit 0, or an `UnderstudyError`. */
 export async function sqlCommand(argv: string[], io: SqlIo = defaultIo): Promise<number> {
   const { rest, params } = takeParams(argv);
-  const { values, positionals } = parseFlags(rest, SPEC);
+  const { values, positionals } = parseFlags(rest, SQL_SPEC);
   if (values.help) {
-    await io.stdout(helpText(SPEC));
+    await io.stdout(helpText(SQL_SPEC));
     return 0;
   }
   if (values.db && values.config) throw new UsageError('give --db or --config, not both');
@@ -158,7 +102,7 @@ export async function sqlCommand(argv: string[], io: SqlIo = defaultIo): Promise
   const arg = positionals[0];
   if (arg === undefined && io.stdinIsTTY) {
     // Nothing to read: waiting on a terminal for a statement nobody said they would type looks like a hang.
-    io.stderr?.(helpText(SPEC));
+    io.stderr?.(helpText(SQL_SPEC));
     return 2;
   }
   const sqlText = arg === undefined || arg === '-' ? await io.stdin() : arg;

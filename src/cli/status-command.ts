@@ -12,47 +12,12 @@ import { openWebhookQueue, WEBHOOKS_QUEUE } from '../queue/webhook-queue.js';
 import { openWritesQueue, WRITES_QUEUE } from '../queue/write-queue.js';
 import { DatabaseUnreachableError, isPostgresUrl, shownDatabase } from '../store/postgres-engine.js';
 import { changeFeedStatus, formatChangeFeed, type LastCheck, type WebhookStatus } from './change-status.js';
+import { printHelp } from './command-help.js';
 import { EXIT } from './exit-codes.js';
 import { formatTable } from './format-table.js';
 import { inWords, parseDuration } from './parse-duration.js';
-import { COMMON_FLAGS, type CommandSpec, DB_FLAG, type Flags, helpText, parseFlags } from './parse-flags.js';
-
-const FLAGS = {
-  config: {
-    type: 'string',
-    value: 'FILE',
-    help: "JSON config (database, tenants, redis); a relative database in it is read from the config file's folder",
-  },
-  db: DB_FLAG,
-  json: { type: 'boolean', help: 'print one JSON object on stdout (with --check, its findings under "check")' },
-  check: {
-    type: 'boolean',
-    help: "exit non-zero when something needs a look: 7 the mirror is missing (or a configured tenant has nothing in it), 5 a collection's last run failed, 6 a last success older than --max-age; one line each on stderr",
-  },
-  'max-age': {
-    type: 'string',
-    value: 'DURATION',
-    help: 'with --check: the oldest a last success may be, e.g. 3600 (seconds), 90m, 2h, 1d, PT2H (default: no limit)',
-  },
-  ...COMMON_FLAGS,
-} as const satisfies Flags;
-
-const SPEC: CommandSpec<typeof FLAGS> = {
-  name: 'status',
-  usage: '[--config FILE | --db FILE] [--check [--max-age DURATION]] [--json] [options]',
-  about:
-    'Per tenant and collection: live and deleted rows, the age of the last success, the last error; the next ' +
-    'scheduled runs and, per queue, waiting, active, delayed, failed and completed jobs when Redis is configured ' +
-    '(config redis, or REDIS_URL): it is not looked for otherwise. When Redis does not answer (2 s), the mirror ' +
-    'part is still printed. The mirror is opened read-only and never created or migrated: a --db that does not ' +
-    'exist, or is not a mirror of this version, is an error (exit 2; with --check, a missing mirror is a finding, ' +
-    'exit 7). Without --check the exit code is 0 either way; --check makes it a health check.',
-  flags: FLAGS,
-  footer:
-    "Exit codes with --check: 0 healthy; 5 a collection's last run failed; 6 a last success older than --max-age\n" +
-    '(or none yet); 7 the mirror is missing, or a configured tenant has nothing in it (worst first: 7, 5, 6);\n' +
-    '2 bad usage or config. See docs/errors.md.\n',
-};
+import { parseFlags } from './parse-flags.js';
+import { STATUS_SPEC } from './specs/status-spec.js';
 
 const COUNTS = ['waiting', 'active', 'delayed', 'failed', 'completed', 'prioritized', 'paused'] as const;
 
@@ -264,11 +229,8 @@ export function checkStatus(r: StatusReport, maxAgeSeconds: number | null): Chec
 }
 
 export async function statusCommand(argv: string[]): Promise<number> {
-  const { values } = parseFlags(argv, SPEC);
-  if (values.help) {
-    process.stdout.write(helpText(SPEC));
-    return 0;
-  }
+  const { values, help } = parseFlags(argv, STATUS_SPEC);
+  if (help) return printHelp(STATUS_SPEC, help);
   if (values['max-age'] !== undefined && !values.check) throw new UsageError('--max-age goes with --check');
   const maxAge = values['max-age'] === undefined ? null : parseDuration(values['max-age'], '--max-age');
   const config = values.config ? loadConfigFile(values.config) : null;

@@ -10,72 +10,13 @@ import type { CollectionReport, SyncMode } from '../sync/sync-collection.js';
 import { syncTenant, type TenantReport } from '../sync/sync-tenant.js';
 import type { CollectionSlug } from '../vocabulary/collections.js';
 import { collectionFlags } from './collection-flag.js';
+import { printHelp } from './command-help.js';
 import { formatTable } from './format-table.js';
-import { COMMON_FLAGS, type CommandSpec, DB_FLAG, type Flags, helpText, parseFlags } from './parse-flags.js';
+import { parseFlags } from './parse-flags.js';
 import { ProgressDisplay } from './progress-display.js';
+import { SYNC_SPEC } from './specs/sync-spec.js';
 import { Committed, isStop, syncExitCode, type TenantFailure, tenantFailureText } from './sync-output.js';
 import { runConfigSchedules } from './sync-schedule.js';
-
-const FLAGS = {
-  config: {
-    type: 'string',
-    value: 'FILE',
-    help: "JSON config listing tenants (keys are named by apiKeyEnv, never written in the file); a relative database in it is read from the config file's folder",
-  },
-  'base-url': { type: 'string', value: 'URL', help: 'upstream origin, e.g. https://partners.example.org' },
-  tenant: {
-    type: 'string',
-    multiple: true,
-    value: 'SLUG',
-    help: 'tenant to sync (repeatable; default: every tenant of the config)',
-  },
-  collection: {
-    type: 'string',
-    multiple: true,
-    value: 'NAME',
-    help: 'collection to sync: its API path (event-instances) or its table (event_instances); repeatable; default: all',
-  },
-  full: {
-    type: 'boolean',
-    help: 'full sync with deletion reconciliation (default: incremental since the stored cursor)',
-  },
-  db: DB_FLAG,
-  json: { type: 'boolean', help: 'print exactly one JSON object with the outcome on stdout' },
-  'local-budget': {
-    type: 'boolean',
-    help: "pace each key with this process's own rate gate even when Redis is configured (default: with config redis or REDIS_URL, the key's budget is shared there with the workers)",
-  },
-  enqueue: {
-    type: 'boolean',
-    help: 'add a sync job to the worker queue (Redis) instead of syncing here; prints its id',
-  },
-  schedule: {
-    type: 'string',
-    optionalValue: true,
-    value: 'CRON',
-    help: "keep running, no Redis, runs never overlap. Alone: the config's schedules (each tenant's incrementalEveryMinutes, the first at once, and fullCron, in its schedule.timezone). With CRON: a sync of every tenant on each tick, read in each tenant's schedule.timezone (else the process's zone)",
-  },
-  wait: {
-    type: 'string',
-    value: 'SECONDS',
-    help: 'wait up to SECONDS for a collection another run holds (default 0: report it skipped, "locked by another run", and exit 75 when nothing else failed)',
-  },
-  ...COMMON_FLAGS,
-} as const satisfies Flags;
-
-const SPEC: CommandSpec<typeof FLAGS> = {
-  name: 'sync',
-  usage: '[--config FILE | --base-url URL --tenant SLUG...] [--collection NAME]... [--full] [options]',
-  about:
-    'Mirrors tenants of the Content Partners API into SQLite or PostgreSQL (--db postgres://…). Without --config, the key comes from PARTNERS_API_KEY, ' +
-    'the base URL from --base-url or PARTNERS_BASE_URL, the database from --db, UNDERSTUDY_DB or ./data/understudy.db. ' +
-    'On a terminal it shows its progress; off one, logs (JSON lines) and the summary table, and with --quiet nothing ' +
-    'at all unless something is wrong.',
-  flags: FLAGS,
-  footer:
-    'Exit codes: 0 done; 1 a collection failed; 2 bad usage or config; 3 a key refused (the other tenants still run);\n' +
-    '4 upstream unavailable; 75 skipped (another run holds the lock); 130 stopped. See docs/errors.md.\n',
-};
 
 export interface SyncInvocation {
   readonly config: Config;
@@ -129,7 +70,7 @@ export function resolveInvocation(
 export const syncTuning = (config: Config): { clockSkewMs?: number } =>
   config.sync?.clockSkewMs !== undefined ? { clockSkewMs: config.sync.clockSkewMs } : {};
 
-const parseSyncFlags = (argv: string[]) => parseFlags(argv, SPEC);
+const parseSyncFlags = (argv: string[]) => parseFlags(argv, SYNC_SPEC);
 
 /** Runs one sync of every chosen tenant, in parallel across tenants; one tenant's failure leaves the others running. */
 export async function runSync(
@@ -264,11 +205,8 @@ function reportRun(
 }
 
 export async function syncCommand(argv: string[]): Promise<number> {
-  const { values } = parseSyncFlags(argv);
-  if (values.help) {
-    process.stdout.write(helpText(SPEC));
-    return 0;
-  }
+  const { values, help } = parseSyncFlags(argv);
+  if (help) return printHelp(SYNC_SPEC, help);
   const inv = resolveInvocation(values, process.env);
   if (values.enqueue) {
     if (values.schedule) throw new UsageError('--enqueue and --schedule do not go together');

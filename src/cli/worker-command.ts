@@ -9,53 +9,13 @@ import { createLogger } from '../log.js';
 import { effectiveEnv } from '../ops/config-reload.js';
 import { createOpsMetrics } from '../ops/metrics.js';
 import { isRedisConnectionError } from '../queue/redis-settings.js';
-import { COMMON_FLAGS, type CommandSpec, type Flags, helpText, parseFlags } from './parse-flags.js';
-
-const FLAGS = {
-  config: {
-    type: 'string',
-    value: 'FILE',
-    help: "JSON config (tenants, schedule, redis, worker); a relative database in it is read from the config file's folder",
-  },
-  concurrency: {
-    type: 'string',
-    value: 'N',
-    help: 'jobs run at once in this process (default: config worker.concurrency, else 2)',
-  },
-  http: {
-    type: 'string',
-    value: 'PORT',
-    help: 'serve /, /healthz, /readyz, /metrics and the queue dashboard /queues on PORT (off by default; the dashboard needs UNDERSTUDY_DASHBOARD_TOKEN)',
-  },
-  'http-host': {
-    type: 'string',
-    value: 'HOST',
-    help: 'interface --http listens on (default 127.0.0.1: this host only; 0.0.0.0 for all)',
-  },
-  ...COMMON_FLAGS,
-} as const satisfies Flags;
-
-const SPEC: CommandSpec<typeof FLAGS> = {
-  name: 'worker',
-  usage: '--config FILE [--concurrency N] [--http PORT] [--http-host HOST] [options]',
-  about:
-    'Runs sync workers on the Redis queue (REDIS_URL, else config redis.url, else redis://127.0.0.1:6379): the ' +
-    'schedules of the config fire once per tick however many workers run, and jobs added by `understudy sync ' +
-    '--enqueue` are processed. SIGTERM or SIGINT: stop taking jobs, let each active sync commit its page, close ' +
-    'everything and exit 0.',
-  flags: FLAGS,
-  footer:
-    'SIGHUP re-reads the config and the keys (the environment, plus the env file: --env-file or UNDERSTUDY_ENV_FILE):\n' +
-    'new tenants, schedules and rotated keys take effect without a restart. See docs/operations.md.\n',
-};
+import { printHelp } from './command-help.js';
+import { parseFlags } from './parse-flags.js';
+import { WORKER_SPEC } from './specs/worker-spec.js';
 
 export async function workerCommand(argv: string[]): Promise<number> {
-  const { values } = parseFlags(argv, SPEC);
-  if (values.help) {
-    process.stdout.write(helpText(SPEC));
-    return 0;
-  }
-  if (!values.config) throw new UsageError('--config FILE is required');
+  const { values, help } = parseFlags(argv, WORKER_SPEC);
+  if (help) return printHelp(WORKER_SPEC, help);
   let concurrency: number | undefined;
   if (values.concurrency !== undefined) {
     concurrency = Number(values.concurrency);

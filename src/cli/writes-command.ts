@@ -1,3 +1,4 @@
+import type { QueueApp } from '../app/command-app.js';
 import { createApp } from '../app/create-app.js';
 import { loadConfigFile } from '../config/load-config.js';
 import { UsageError } from '../errors.js';
@@ -5,133 +6,115 @@ import { type FailedWrite, listFailedWrites, type RetryResult, retryWrite, showW
 import { waitForWriteState } from '../queue/follow-write.js';
 import { createRecordOrder } from '../queue/redis-record-order.js';
 import { isPendingJob, openWritesQueue } from '../queue/write-queue.js';
+import type { WriteLog, WriteLogReader } from '../writes/write-log.js';
 import { WriteWaitTimeoutError } from '../writes/write-state.js';
+import { printHelp } from './command-help.js';
 import { EXIT_TIMEOUT } from './exit-codes.js';
 import { formatTable } from './format-table.js';
-import { COMMON_FLAGS, type CommandSpec, type Flags, helpText, parseFlags } from './parse-flags.js';
+import { parseFlags } from './parse-flags.js';
+import { WRITES_SPEC } from './specs/writes-spec.js';
 
-const FLAGS = {
-  config: { type: 'string', value: 'FILE', help: 'JSON config (redis, database)' },
-  json: { type: 'boolean', help: 'machine-readable output' },
-  all: { type: 'boolean', help: 'retry: every write `writes failed` lists that a retry can fix' },
-  'include-permanent': { type: 'boolean', help: 'retry --all: requeue permanent failures (404, 4xx) too' },
-  timeout: { type: 'string', value: 'S', help: 'wait: seconds to wait at most (default: no limit)' },
-  resend: {
-    type: 'boolean',
-    help: 'retry: forget an earlier unknown outcome, so a create is sent without looking for its record',
-  },
-  ...COMMON_FLAGS,
-} as const satisfies Flags;
-
-const SPEC: CommandSpec<typeof FLAGS> = {
-  name: 'writes',
-  usage: 'failed|show <jobId>|retry <jobId>...|retry --all --config FILE [options]',
-  about: "Failed writes (Redis: REDIS_URL, else config redis.url; details from write_log in the config's database).",
-  operands: true,
-  flags: FLAGS,
-  footer: `Subcommands:
-  failed          lists failed write jobs with their reasons, and bulk writes that completed as partial
-  show <jobId>    prints one write job as JSON: state (queued, running, retrying, ok, partial, failed), the
-                  outcome (resultId, error), BullMQ's view (queueState, data, progress) and its write_log row
-  wait <jobId>    waits for the write's outcome and prints it as \`show\` does; exit 0 ok, 1 failed or
-                  partial, 75 still not done after --timeout
-  retry <jobId>   queues a failed write again (fresh attempts, behind writes already queued for its record);
-                  a partial bulk write is replayed for the records that failed; --all retries what
-                  \`writes failed\` lists that can succeed on a retry (5xx, timeouts, rate limits, unknown
-                  outcomes) and says which permanent failures (404, 4xx, refused data) it left
-`,
-};
+type WritesValues = ReturnType<typeof parseFlags<(typeof WRITES_SPEC)['flags']>>['values'];
+type WritesQueue = ReturnType<typeof openWritesQueue>;
 
 const target = (f: FailedWrite) => `${f.tenant}/${f.collection}${f.recordId ? `/${f.recordId}` : ''}`;
 
-export async function writesCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(argv, SPEC);
-  const [sub, ...args] = positionals;
-  if (values.help || !sub) {
-    (values.help ? process.stdout : process.stderr).write(helpText(SPEC));
-    return values.help ? 0 : 2;
-  }
-  if (!['failed', 'show', 'wait', 'retry'].includes(sub))
-    throw new UsageError(`unknown subcommand "${sub}" (failed, show, wait, retry)`);
-  if (!values.config) throw new UsageError('--config FILE is required');
-  if ((sub === 'show' || sub === 'wait') && args.length !== 1) throw new UsageError(`writes ${sub} takes one job id`);
+/** `--timeout` (seconds; `writes wait` only) and `--include-permanent` (`writes retry --all` only), checked. */
+function waitSeconds(sub: string, values: WritesValues): number | undefined {
   const timeoutS = values.timeout === undefined ? undefined : Number(values.timeout);
   if (values.timeout !== undefined && sub !== 'wait') throw new UsageError('--timeout applies to writes wait');
   if (timeoutS !== undefined && !(Number.isFinite(timeoutS) && timeoutS >= 0))
     throw new UsageError(`--timeout ${values.timeout}: a number of seconds, 0 or more`);
   if (values['include-permanent'] && !(sub === 'retry' && values.all))
     throw new UsageError('--include-permanent applies to writes retry --all');
-  if (sub === 'retry' && (values.all ? args.length > 0 : args.length === 0))
-    throw new UsageError('writes retry takes job ids or --all');
-  if (sub === 'failed' && args.length > 0) throw new UsageError('writes failed takes no arguments');
+  return timeoutS;
+}
 
+export async function writesCommand(argv: string[]): Promise<number> {
+  const { values, help, subcommand, args } = parseFlags(argv, WRITES_SPEC);
+  if (help) return printHelp(WRITES_SPEC, help);
+  const sub = subcommand ?? '';
+  const timeoutS = waitSeconds(sub, values);
   const config = loadConfigFile(values.config);
   // Redis must answer; the mirror's write log is read (retry: written) only if the mirror exists, never created.
   await using app = await createApp(config, process.env, { profile: 'queue' });
-  const { redis } = app;
-  const { prefix } = app.redisSettings;
-  const queue = openWritesQueue(redis, prefix);
+  const queue = openWritesQueue(app.redis, app.redisSettings.prefix);
   try {
     // Only `retry` writes to the log (a replayed bulk write is marked); the others read it over a read-only handle.
-    const writable = sub === 'retry' ? await app.writableWriteLog() : null;
-    const writeLog = sub === 'retry' ? writable : ((await app.mirror())?.writeLog ?? null);
-    if (sub === 'failed') {
-      const failed = await listFailedWrites(queue, writeLog);
-      if (values.json) process.stdout.write(`${JSON.stringify(failed, null, 2)}\n`);
-      else if (values.quiet) return 0;
-      else if (failed.length === 0) process.stdout.write('no failed writes\n');
-      else {
-        const rows = failed.map((f) => ({
-          job: f.jobId,
-          status: f.status,
-          write: `${f.op} ${target(f)}`,
-          attempts: String(f.attempts),
-          at: f.failedAt ?? '',
-          reason: f.failures?.length
-            ? `${f.reason} (${f.failures.map((x) => `${x.id}: ${x.message}`).join('; ')})`
-            : f.reason,
-        }));
-        process.stdout.write(`${formatTable(rows, { maxCell: 240 })}\n`);
-      }
-      return 0;
-    }
+    if (sub === 'retry') return await retryCommand(app, queue, await app.writableWriteLog(), args, values);
+    const writeLog = (await app.mirror())?.writeLog ?? null;
+    if (sub === 'failed') return await failedCommand(queue, writeLog, values);
     const jobId = args[0] as string;
-    if (sub === 'show') {
-      const details = await showWrite(queue, writeLog, jobId);
-      process.stdout.write(`${JSON.stringify(details, null, 2)}\n`);
-      return 0;
-    }
     if (sub === 'wait') return await waitCommand(queue, writeLog, jobId, timeoutS);
-    const order = createRecordOrder({ redis, prefix, isPending: (id) => isPendingJob(queue, id) });
-    // --all: what `writes failed` lists (failed jobs, partial bulk writes not replayed yet) that a retry can fix.
-    const failed = values.all ? await listFailedWrites(queue, writeLog) : [];
-    const left = values['include-permanent'] ? [] : failed.filter((f) => !f.retryable);
-    const ids = values.all ? failed.filter((f) => !left.includes(f)).map((f) => f.jobId) : args;
-    const results: RetryResult[] = [];
-    for (const id of ids) {
-      results.push(await retryWrite(queue, order, writable, id, values.resend ? { resend: true } : {}));
-    }
-    if (values.json) {
-      const leftOut = left.map((f) => ({ jobId: f.jobId, how: 'left', code: f.code, reason: f.reason }));
-      process.stdout.write(`${JSON.stringify([...results, ...leftOut])}\n`);
-      return 0;
-    }
-    if (values.quiet) return 0;
-    if (results.length === 0 && left.length === 0) process.stdout.write('no failed writes to retry\n');
-    for (const r of results) {
-      process.stdout.write(r.how === 'requeued' ? `${r.jobId} requeued\n` : `${r.jobId} replayed as ${r.runs}\n`);
-    }
-    for (const f of left) {
-      process.stdout.write(`${f.jobId} left: permanent failure (${f.code ?? 'no code'}: ${f.reason})\n`);
-    }
-    if (values.all && left.length > 0) {
-      process.stdout.write(
-        `requeued ${results.length}, left ${left.length} permanent failure(s): retry them by id, or add --include-permanent\n`,
-      );
-    }
+    process.stdout.write(`${JSON.stringify(await showWrite(queue, writeLog, jobId), null, 2)}\n`);
     return 0;
   } finally {
     await queue.close().catch(() => undefined);
+  }
+}
+
+/** `writes failed`: the failed writes as a table (or JSON). */
+async function failedCommand(queue: WritesQueue, writeLog: WriteLogReader | null, values: WritesValues) {
+  const failed = await listFailedWrites(queue, writeLog);
+  if (values.json) process.stdout.write(`${JSON.stringify(failed, null, 2)}\n`);
+  else if (values.quiet) return 0;
+  else if (failed.length === 0) process.stdout.write('no failed writes\n');
+  else {
+    const rows = failed.map((f) => ({
+      job: f.jobId,
+      status: f.status,
+      write: `${f.op} ${target(f)}`,
+      attempts: String(f.attempts),
+      at: f.failedAt ?? '',
+      reason: f.failures?.length
+        ? `${f.reason} (${f.failures.map((x) => `${x.id}: ${x.message}`).join('; ')})`
+        : f.reason,
+    }));
+    process.stdout.write(`${formatTable(rows, { maxCell: 240 })}\n`);
+  }
+  return 0;
+}
+
+/** `writes retry <jobId>... | --all`: requeues (or replays) each, then says what it did and what it left. */
+async function retryCommand(
+  app: QueueApp,
+  queue: WritesQueue,
+  writable: WriteLog | null,
+  args: readonly string[],
+  values: WritesValues,
+): Promise<number> {
+  const { redis } = app;
+  const { prefix } = app.redisSettings;
+  const order = createRecordOrder({ redis, prefix, isPending: (id) => isPendingJob(queue, id) });
+  // --all: what `writes failed` lists (failed jobs, partial bulk writes not replayed yet) that a retry can fix.
+  const failed = values.all ? await listFailedWrites(queue, writable) : [];
+  const left = values['include-permanent'] ? [] : failed.filter((f) => !f.retryable);
+  const ids = values.all ? failed.filter((f) => !left.includes(f)).map((f) => f.jobId) : args;
+  const results: RetryResult[] = [];
+  for (const id of ids) {
+    results.push(await retryWrite(queue, order, writable, id, values.resend ? { resend: true } : {}));
+  }
+  if (values.json) {
+    const leftOut = left.map((f) => ({ jobId: f.jobId, how: 'left', code: f.code, reason: f.reason }));
+    process.stdout.write(`${JSON.stringify([...results, ...leftOut])}\n`);
+    return 0;
+  }
+  if (!values.quiet) printRetried(results, left, values.all === true);
+  return 0;
+}
+
+function printRetried(results: readonly RetryResult[], left: readonly FailedWrite[], all: boolean): void {
+  if (results.length === 0 && left.length === 0) process.stdout.write('no failed writes to retry\n');
+  for (const r of results) {
+    process.stdout.write(r.how === 'requeued' ? `${r.jobId} requeued\n` : `${r.jobId} replayed as ${r.runs}\n`);
+  }
+  for (const f of left) {
+    process.stdout.write(`${f.jobId} left: permanent failure (${f.code ?? 'no code'}: ${f.reason})\n`);
+  }
+  if (all && left.length > 0) {
+    process.stdout.write(
+      `requeued ${results.length}, left ${left.length} permanent failure(s): retry them by id, or add --include-permanent\n`,
+    );
   }
 }
 
