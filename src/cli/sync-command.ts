@@ -1,22 +1,21 @@
-import { createApp } from '../app/create-app.js';
+import { type App, createApp } from '../app/create-app.js';
 import type { Config } from '../config/config-schema.js';
 import { databasePath } from '../config/database-path.js';
 import { loadConfigFile, parseConfig } from '../config/load-config.js';
 import { type ResolvedTenant, resolveTenants } from '../config/resolve-tenants.js';
-import { isCronExpression } from '../config/schedule-checks.js';
 import { describeError, UsageError } from '../errors.js';
-import { createLogger } from '../log.js';
-import type { CollectionReport, SyncMode } from '../sync/sync-collection.js';
+import { createLogger, type Logger } from '../log.js';
+import { runSchedules } from '../sync/run-schedules.js';
+import type { SyncMode } from '../sync/sync-collection.js';
 import { syncTenant, type TenantReport } from '../sync/sync-tenant.js';
 import type { CollectionSlug } from '../vocabulary/collections.js';
 import { collectionFlags } from './collection-flag.js';
 import { printHelp } from './command-help.js';
-import { formatTable } from './format-table.js';
 import { parseFlags } from './parse-flags.js';
 import { ProgressDisplay } from './progress-display.js';
 import { SYNC_SPEC } from './specs/sync-spec.js';
-import { Committed, isStop, syncExitCode, type TenantFailure, tenantFailureText } from './sync-output.js';
-import { runConfigSchedules } from './sync-schedule.js';
+import { Committed, reportRun, type TenantFailure } from './sync-output.js';
+import { configSchedules, cronSchedules, describeNext, scheduleLines } from './sync-schedule.js';
 
 export interface SyncInvocation {
   readonly config: Config;
@@ -72,10 +71,17 @@ export const syncTuning = (config: Config): { clockSkewMs?: number } =>
 
 const parseSyncFlags = (argv: string[]) => parseFlags(argv, SYNC_SPEC);
 
+interface RunSyncOptions {
+  readonly json: boolean;
+  readonly signal: AbortSignal;
+  readonly env?: NodeJS.ProcessEnv;
+  readonly display?: ProgressDisplay | null;
+}
+
 /** Runs one sync of every chosen tenant, in parallel across tenants; one tenant's failure leaves the others running. */
 export async function runSync(
   inv: SyncInvocation,
-  opts: { json: boolean; signal: AbortSignal; env?: NodeJS.ProcessEnv; display?: ProgressDisplay | null },
+  opts: RunSyncOptions,
 ): Promise<{ reports: TenantReport[]; failures: TenantFailure[]; failure: unknown; committed: Committed }> {
   const env = opts.env ?? process.env;
   const display = opts.display ?? null;
@@ -93,47 +99,15 @@ export async function runSync(
     tenants: inv.tenants,
     gates: inv.localBudget ? 'memory' : 'shared',
   });
-  const { signal } = opts;
   const failures: TenantFailure[] = [];
   // Records committed, page by page: what a stopped run keeps (a collection cut short is in no report).
   const committed = new Committed();
+  const run: TenantRun = { app, inv, log, display, committed, signal: opts.signal };
   const reports = await Promise.all(
     resolved.map(async (tenant): Promise<TenantReport> => {
       const report: TenantReport = { slug: tenant.slug, collections: [] };
       try {
-        return await syncTenant(
-          {
-            client: app.clientFor(tenant),
-            store: app.store,
-            log,
-            ...syncTuning(inv.config),
-            onProgress: (p: { collection: CollectionSlug; fetched: number; total?: number }) => {
-              committed.note(tenant.slug, p.collection, p.fetched);
-              display?.progress(tenant.slug, p);
-            },
-            ...(display
-              ? {
-                  onWaiting: (w: { collection: CollectionSlug; since: number | null }) =>
-                    display.waiting(tenant.slug, w.collection, w.since),
-                }
-              : {}),
-            ...(inv.waitMs ? { waitMs: inv.waitMs } : {}),
-          },
-          {
-            slug: tenant.slug,
-            drafts: tenant.drafts,
-            ...(tenant.locales ? { locales: tenant.locales } : {}),
-            ...(inv.collections.length > 0
-              ? { collections: inv.collections }
-              : tenant.collections
-                ? { collections: tenant.collections }
-                : {}),
-          },
-          inv.mode,
-          signal,
-          undefined,
-          report,
-        );
+        return await syncOneTenant(run, tenant.slug, report);
       } catch (err) {
         // What this tenant finished before it failed stays in the mirror, and in the report; the others go on.
         failures.push({ slug: tenant.slug, apiKeyEnv: tenant.apiKeyEnv, error: err });
@@ -147,62 +121,44 @@ export async function runSync(
   return { reports, failures, failure: failures[0]?.error ?? null, committed };
 }
 
-const publicReport = (c: CollectionReport) => {
-  const { errorCode: _code, ...rest } = c;
-  return rest;
-};
-
-export function summaryTable(reports: TenantReport[]): string {
-  const rows = reports.flatMap((t) =>
-    t.collections.map((c) => ({
-      tenant: t.slug,
-      collection: c.name,
-      fetched: c.fetched,
-      inserted: c.inserted,
-      updated: c.updated,
-      unchanged: c.unchanged,
-      deleted: c.deleted,
-      requests: c.requests,
-      ms: c.ms,
-      note: c.error ? `error: ${c.error}` : c.skipped ? `skipped: ${c.skipped}` : '',
-    })),
-  );
-  return formatTable(rows);
+interface TenantRun {
+  readonly app: App;
+  readonly inv: SyncInvocation;
+  readonly log: Logger;
+  readonly display: ProgressDisplay | null;
+  readonly committed: Committed;
+  readonly signal: AbortSignal;
 }
 
-/**
- * Prints what one run did: the JSON object (`--json`), else the summary table (not with `--quiet`); then one line
- * on stderr per failed tenant and per failed collection, and what a stopped run committed. Returns the exit code.
- */
-function reportRun(
-  result: { reports: TenantReport[]; failures: readonly TenantFailure[]; committed: Committed },
-  inv: SyncInvocation,
-  values: { json?: boolean; quiet?: boolean },
-): number {
-  const { reports, failures } = result;
-  if (values.json) {
-    const errorOf = (slug: string) => failures.find((f) => f.slug === slug && !isStop(f.error));
-    process.stdout.write(
-      `${JSON.stringify({
-        tenants: reports.map((t) => {
-          const failed = errorOf(t.slug);
-          return {
-            slug: t.slug,
-            collections: t.collections.map(publicReport),
-            ...(failed ? { error: tenantFailureText(failed, inv.config.baseUrl) } : {}),
-          };
-        }),
-      })}\n`,
-    );
-  } else if (!values.quiet) {
-    process.stdout.write(`${summaryTable(reports)}\n`);
-  }
-  const say = (line: string) => process.stderr.write(`understudy sync: ${line}\n`);
-  if (failures.some((f) => isStop(f.error))) say(result.committed.text());
-  for (const f of failures) if (!isStop(f.error)) say(tenantFailureText(f, inv.config.baseUrl));
-  for (const t of reports) for (const c of t.collections) if (c.error) say(`${t.slug} ${c.name}: ${c.error}`);
-  return syncExitCode(reports, failures);
+/** One tenant's sync: the app's client and target for it (the collections narrowed to `--collection`'s). */
+function syncOneTenant(run: TenantRun, slug: string, report: TenantReport): Promise<TenantReport> {
+  const { app, inv, display, committed } = run;
+  const tenant = app.tenant(slug);
+  if (!tenant) throw new UsageError(`--tenant ${slug}: not a tenant of the config`);
+  const target = inv.collections.length > 0 ? { ...tenant.target, collections: inv.collections } : tenant.target;
+  const deps = {
+    client: tenant.client,
+    store: app.store,
+    log: run.log,
+    ...syncTuning(inv.config),
+    onProgress: (p: { collection: CollectionSlug; fetched: number; total?: number }) => {
+      committed.note(slug, p.collection, p.fetched);
+      display?.progress(slug, p);
+    },
+    ...(display
+      ? {
+          onWaiting: (w: { collection: CollectionSlug; since: number | null }) =>
+            display.waiting(slug, w.collection, w.since),
+        }
+      : {}),
+    ...(inv.waitMs ? { waitMs: inv.waitMs } : {}),
+  };
+  return syncTenant(deps, target, inv.mode, run.signal, undefined, report);
 }
+
+type SyncValues = ReturnType<typeof parseSyncFlags>['values'];
+/** One sync run (of the invocation, or of a scheduled job's tenants and mode): its exit code. */
+type RunOnce = (run: SyncInvocation, signal: AbortSignal) => Promise<number>;
 
 export async function syncCommand(argv: string[]): Promise<number> {
   const { values, help } = parseSyncFlags(argv);
@@ -210,94 +166,97 @@ export async function syncCommand(argv: string[]): Promise<number> {
   const inv = resolveInvocation(values, process.env);
   if (values.enqueue) {
     if (values.schedule) throw new UsageError('--enqueue and --schedule do not go together');
-    const { addSyncJob } = await import('../queue/enqueue-sync.js');
-    const slugs = inv.tenants.length > 0 ? inv.tenants : inv.config.tenants.map((t) => t.slug);
-    const ids: string[] = [];
-    await using app = await createApp(inv.config, process.env, { profile: 'queue', database: inv.database });
-    for (const tenant of slugs) {
-      const id = await addSyncJob(app.redis, app.redisSettings.prefix, {
-        tenant,
-        ...(inv.collections.length > 0 ? { collections: inv.collections } : {}),
-        mode: inv.mode,
-      });
-      ids.push(id);
-    }
-    if (values.json) process.stdout.write(`${JSON.stringify({ jobs: ids })}\n`);
-    else if (!values.quiet) process.stdout.write(`${ids.join('\n')}\n`);
-    return 0;
+    return await enqueueSyncs(inv, values);
   }
   // Progress only for a person watching: on a terminal, and not when asked for quiet or JSON.
   const terminal = process.stderr.isTTY === true && !values.json && !values.quiet;
-  const once = async (run: SyncInvocation, signal: AbortSignal): Promise<number> => {
+  const once: RunOnce = async (run, signal) => {
     const display = terminal ? new ProgressDisplay() : null;
     try {
       const result = await runSync(run, { json: values.json === true, signal, display });
       display?.stop();
-      return reportRun(result, run, values);
+      return reportRun(result, run.config.baseUrl, values);
     } finally {
       display?.stop();
     }
   };
+  const schedule = values.schedule;
+  return await untilStopped(async (signal) => {
+    if (schedule === true) return await onConfigSchedules(inv, once, terminal, signal);
+    if (schedule) return await onCron(schedule, inv, once, signal);
+    return await once(inv, signal);
+  });
+}
+
+/** Runs `fn` with a signal that SIGINT or SIGTERM aborts (the run in flight commits its page, then stops). */
+async function untilStopped(fn: (signal: AbortSignal) => Promise<number>): Promise<number> {
   const stop = new AbortController();
   const onSignal = () => stop.abort();
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    if (values.schedule === true) {
-      // The config's own schedules. Between runs a terminal shows the next one, on one line kept up to date.
-      // A stop during a run says what that run committed; a stop between runs says so.
-      let stoppedInRun = false;
-      await runConfigSchedules(inv.config, inv.tenants, stop.signal, {
-        run: async (r, signal) => {
-          await once({ ...inv, tenants: [r.tenant], mode: r.mode }, signal);
-          stoppedInRun = signal.aborted;
-        },
-        ...(terminal
-          ? {
-              onStart: (lines: readonly string[]) => process.stderr.write(`${lines.join('\n')}\n`),
-              onIdle: (next: string | null) => process.stderr.write(`\r\x1b[K${next ?? 'nothing scheduled'}`),
-              onRunStart: () => process.stderr.write('\r\x1b[K'),
-            }
-          : {}),
-      });
-      if (!stoppedInRun)
-        process.stderr.write(
-          `${terminal ? '\r\x1b[K' : ''}understudy sync: stopped between runs; every run so far is committed\n`,
-        );
-      return 0;
-    }
-    if (values.schedule) {
-      const { runOnSchedule, tenantsByTimezone } = await import('../sync/schedule-inline.js');
-      const expression = values.schedule;
-      if (!isCronExpression(expression)) throw new UsageError(`--schedule: not a cron expression: "${expression}"`);
-      // Each tenant's ticks are read in its own schedule.timezone: one cron task per zone. Runs never overlap, across
-      // zones too (one mirror, one budget per key): a zone whose tick comes during another's run waits for it.
-      let previous: Promise<void> = Promise.resolve();
-      const serialised = (run: () => Promise<void>): Promise<void> => {
-        const next = previous.then(run);
-        previous = next.catch(() => {});
-        return next;
-      };
-      const onError = (err: unknown) => process.stderr.write(`understudy sync: ${describeError(err)}\n`);
-      await Promise.all(
-        [...tenantsByTimezone(inv.config, inv.tenants)].map(([timezone, tenants]) =>
-          runOnSchedule(
-            expression,
-            (signal) =>
-              serialised(async () => {
-                if (signal.aborted) return;
-                await once({ ...inv, tenants }, signal);
-              }),
-            stop.signal,
-            { onError, ...(timezone ? { timezone } : {}) },
-          ),
-        ),
-      );
-      return 0;
-    }
-    return await once(inv, stop.signal);
+    return await fn(stop.signal);
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
+}
+
+/** `sync --enqueue`: a sync job per chosen tenant on the worker queue; prints their ids. */
+async function enqueueSyncs(inv: SyncInvocation, values: SyncValues): Promise<number> {
+  const { addSyncJob } = await import('../queue/enqueue-sync.js');
+  const slugs = inv.tenants.length > 0 ? inv.tenants : inv.config.tenants.map((t) => t.slug);
+  const ids: string[] = [];
+  await using app = await createApp(inv.config, process.env, { profile: 'queue', database: inv.database });
+  for (const tenant of slugs) {
+    const id = await addSyncJob(app.redis, app.redisSettings.prefix, {
+      tenant,
+      ...(inv.collections.length > 0 ? { collections: inv.collections } : {}),
+      mode: inv.mode,
+    });
+    ids.push(id);
+  }
+  if (values.json) process.stdout.write(`${JSON.stringify({ jobs: ids })}\n`);
+  else if (!values.quiet) process.stdout.write(`${ids.join('\n')}\n`);
+  return 0;
+}
+
+/**
+ * `sync --schedule`: the config's own schedules. Between runs a terminal shows the next one, on one line kept up
+ * to date. A stop during a run says what that run committed; a stop between runs says so.
+ */
+async function onConfigSchedules(inv: SyncInvocation, once: RunOnce, terminal: boolean, signal: AbortSignal) {
+  let stoppedInRun = false;
+  const show = (text: string) => process.stderr.write(text);
+  await runSchedules(configSchedules(inv.config, inv.tenants), signal, {
+    run: async (r, runSignal) => {
+      await once({ ...inv, tenants: r.tenants, mode: r.mode }, runSignal);
+      stoppedInRun = runSignal.aborted;
+    },
+    ...(terminal
+      ? {
+          onStart: (upcoming) => show(`${scheduleLines(inv.config, inv.tenants, upcoming, Date.now()).join('\n')}\n`),
+          onIdle: (next) => show(`\r\x1b[K${next ? describeNext(next, Date.now()) : 'nothing scheduled'}`),
+          onRunStart: () => show('\r\x1b[K'),
+        }
+      : {}),
+  });
+  if (!stoppedInRun)
+    show(`${terminal ? '\r\x1b[K' : ''}understudy sync: stopped between runs; every run so far is committed\n`);
+  return 0;
+}
+
+/**
+ * `sync --schedule CRON`: every chosen tenant on each tick, each read in its own schedule.timezone (one schedule
+ * per zone). Runs never overlap, across zones too (one mirror, one budget per key); a failed run is reported and
+ * the schedule goes on.
+ */
+async function onCron(expression: string, inv: SyncInvocation, once: RunOnce, signal: AbortSignal) {
+  await runSchedules(cronSchedules(expression, inv.config, inv.tenants, inv.mode), signal, {
+    run: async (r, runSignal) => {
+      await once({ ...inv, tenants: r.tenants }, runSignal);
+    },
+    onError: (err) => process.stderr.write(`understudy sync: ${describeError(err)}\n`),
+  });
+  return 0;
 }

@@ -1,7 +1,9 @@
 import { describeError, UnderstudyError, UpstreamError } from '../errors.js';
 import { WrongBaseUrlError } from '../sync/discover-routes.js';
+import type { CollectionReport } from '../sync/sync-collection.js';
 import type { TenantReport } from '../sync/sync-tenant.js';
 import { EXIT, exitCodeOf } from './exit-codes.js';
+import { formatTable } from './format-table.js';
 
 /** A tenant whose run stopped before its end: nothing read at all, a refused key, a stop. */
 export interface TenantFailure {
@@ -108,4 +110,61 @@ export function syncExitCode(reports: readonly TenantReport[], failures: readonl
   for (const f of failures) note(codeOf(f.error));
   for (const t of reports) for (const c of t.collections) if (c.error || c.errorCode) note(c.errorCode);
   return code === EXIT.OK && tempfail ? EXIT.EX_TEMPFAIL : code;
+}
+
+const publicReport = (c: CollectionReport) => {
+  const { errorCode: _code, ...rest } = c;
+  return rest;
+};
+
+export function summaryTable(reports: TenantReport[]): string {
+  const rows = reports.flatMap((t) =>
+    t.collections.map((c) => ({
+      tenant: t.slug,
+      collection: c.name,
+      fetched: c.fetched,
+      inserted: c.inserted,
+      updated: c.updated,
+      unchanged: c.unchanged,
+      deleted: c.deleted,
+      requests: c.requests,
+      ms: c.ms,
+      note: c.error ? `error: ${c.error}` : c.skipped ? `skipped: ${c.skipped}` : '',
+    })),
+  );
+  return formatTable(rows);
+}
+
+/**
+ * Prints what one run did: the JSON object (`--json`), else the summary table (not with `--quiet`); then one line
+ * on stderr per failed tenant and per failed collection, and what a stopped run committed. Returns the exit code.
+ */
+export function reportRun(
+  result: { reports: TenantReport[]; failures: readonly TenantFailure[]; committed: Committed },
+  baseUrl: string,
+  values: { json?: boolean; quiet?: boolean },
+): number {
+  const { reports, failures } = result;
+  if (values.json) {
+    const errorOf = (slug: string) => failures.find((f) => f.slug === slug && !isStop(f.error));
+    process.stdout.write(
+      `${JSON.stringify({
+        tenants: reports.map((t) => {
+          const failed = errorOf(t.slug);
+          return {
+            slug: t.slug,
+            collections: t.collections.map(publicReport),
+            ...(failed ? { error: tenantFailureText(failed, baseUrl) } : {}),
+          };
+        }),
+      })}\n`,
+    );
+  } else if (!values.quiet) {
+    process.stdout.write(`${summaryTable(reports)}\n`);
+  }
+  const say = (line: string) => process.stderr.write(`understudy sync: ${line}\n`);
+  if (failures.some((f) => isStop(f.error))) say(result.committed.text());
+  for (const f of failures) if (!isStop(f.error)) say(tenantFailureText(f, baseUrl));
+  for (const t of reports) for (const c of t.collections) if (c.error) say(`${t.slug} ${c.name}: ${c.error}`);
+  return syncExitCode(reports, failures);
 }

@@ -1,7 +1,6 @@
-import cron from 'node-cron';
 import type { Config } from '../config/config-schema.js';
-import { isCronExpression } from '../config/schedule-checks.js';
-import { UsageError } from '../errors.js';
+import { runSchedules } from './run-schedules.js';
+import type { ScheduleClock } from './schedule-clock.js';
 
 export interface InlineScheduleOptions {
   /** IANA time zone the expression is read in (default: the process's). */
@@ -10,12 +9,15 @@ export interface InlineScheduleOptions {
   readonly onError?: (err: unknown) => void;
   /** Called when a tick comes while the previous run is still going (that tick is skipped). */
   readonly onSkip?: (at: Date) => void;
+  /** Where time comes from (default: the wall clock). */
+  readonly clock?: ScheduleClock;
 }
 
 /**
  * Runs `tick` on every tick of a cron expression, in this process alone (no Redis), never overlapping itself:
- * a tick that comes while a run is going is skipped. Resolves once `signal` aborts and the run in flight,
- * which receives the same signal, has ended. Throws `UsageError` for an invalid expression.
+ * a tick that comes while a run is going is skipped (`runSchedules` with one schedule). Resolves once `signal`
+ * aborts and the run in flight, which receives the same signal, has ended. Throws `UsageError` for an invalid
+ * expression.
  */
 export async function runOnSchedule(
   expression: string,
@@ -23,32 +25,15 @@ export async function runOnSchedule(
   signal: AbortSignal,
   opts: InlineScheduleOptions = {},
 ): Promise<void> {
-  if (!isCronExpression(expression)) throw new UsageError(`--schedule: not a cron expression: "${expression}"`);
-  if (signal.aborted) return;
-  let running: Promise<void> | null = null;
-  const task = cron.createTask(
-    expression,
-    () => {
-      if (running) {
-        opts.onSkip?.(new Date());
-        return;
-      }
-      running = tick(signal)
-        .catch((err: unknown) => opts.onError?.(err))
-        .finally(() => {
-          running = null;
-        });
-    },
-    { ...(opts.timezone ? { timezone: opts.timezone } : {}) },
-  );
-  try {
-    await task.start();
-    await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
-  } finally {
-    await task.stop();
-    await task.destroy();
-    await running;
-  }
+  const timing = { cron: expression, ...(opts.timezone ? { timezone: opts.timezone } : {}) };
+  const { onSkip, onError } = opts;
+  await runSchedules([{ key: expression, job: expression, timing }], signal, {
+    run: (_job, s) => tick(s),
+    // Without onError a failing tick is still only reported (to nobody): the schedule carries on.
+    onError: (err) => onError?.(err),
+    ...(onSkip ? { onSkip: (_job: string, at: number) => onSkip(new Date(at)) } : {}),
+    ...(opts.clock ? { clock: opts.clock } : {}),
+  });
 }
 
 /**
