@@ -1,9 +1,10 @@
 import { type App, createApp } from '../app/create-app.js';
+import type { Config } from '../config/config-schema.js';
 import { databasePath } from '../config/database-path.js';
 import { loadConfigFile } from '../config/load-config.js';
 import { resolveTenants } from '../config/resolve-tenants.js';
 import { describeError } from '../errors.js';
-import { createLogger } from '../log.js';
+import { createLogger, type Logger } from '../log.js';
 import { addSyncJob } from '../queue/enqueue-sync.js';
 import { redisConfigured } from '../queue/shared-budget.js';
 import { workersListening } from '../queue/workers-listening.js';
@@ -127,14 +128,41 @@ export async function checkCommand(argv: string[]): Promise<number> {
   for (const t of checks)
     for (const s of t.skipped)
       process.stderr.write(`understudy check: ${t.slug} ${s.collection}: not compared (${s.reason})\n`);
-  const drifting = new Map(checks.map((t) => [t.slug, driftingCollections(t)]));
   if (!values.repair || !hasDrift(checks)) {
     process.stdout.write(
       values.json ? `${JSON.stringify({ tenants: checks.map(publicCheck) })}\n` : `${table(checks)}\n`,
     );
     return hasDrift(checks) ? 1 : 0;
   }
+  const drifting = new Map(checks.map((t) => [t.slug, driftingCollections(t)]));
+  const { repair, queued } = await repairDrift({ app, config, env, database, log, signal }, checks, drifting);
+  const after = queued ? null : await checkAll(app, slugs, signal, countsOnly, drifting);
+  printRepair(checks, repair, after, values.json === true);
+  const failed = repair.filter((r) => r.how === 'failed');
+  for (const f of failed)
+    process.stderr.write(`understudy check: ${f.slug} ${f.collection}: repair failed: ${describeError(f.error)}\n`);
+  return failed.length > 0 || (after !== null && hasDrift(after)) ? 1 : 0;
+}
 
+interface RepairContext {
+  readonly app: App;
+  readonly config: Config;
+  readonly env: NodeJS.ProcessEnv;
+  readonly database: string;
+  readonly log: Logger;
+  readonly signal: AbortSignal;
+}
+
+/**
+ * `--repair`: per drifting collection, the rows ahead of the upstream dropped, then a full pass: queued for the
+ * workers when Redis is configured and a worker listens, else run here. Says what it did, and whether it queued.
+ */
+async function repairDrift(
+  ctx: RepairContext,
+  checks: readonly TenantCheck[],
+  drifting: ReadonlyMap<string, CollectionSlug[]>,
+): Promise<{ repair: Repair[]; queued: boolean }> {
+  const { app, config, env, database } = ctx;
   const repair: Repair[] = [];
   await using queue = redisConfigured(config, env)
     ? await createApp(config, env, { profile: 'queue', database }).catch(() => null)
@@ -152,39 +180,41 @@ export async function checkCommand(argv: string[]): Promise<number> {
         mode: 'full',
       });
       for (const collection of collections) repair.push({ slug, collection, how: 'queued', job });
-      continue;
-    }
-    const t = app.tenant(slug);
-    if (!t) continue;
-    const report = await syncTenant(
-      { client: t.client, store: app.store, log, ...syncTuning(config) },
-      { ...t.target, collections },
-      'full',
-      signal,
-      await app.routesOf(slug, signal),
-    );
-    for (const c of report.collections)
-      repair.push({
-        slug,
-        collection: c.name,
-        how: c.error ? 'failed' : 'synced',
-        ...(c.error ? { error: c.error } : {}),
-      });
+    } else repair.push(...(await fullPassHere(ctx, slug, collections)));
   }
-  const after = queued ? null : await checkAll(app, slugs, signal, countsOnly, drifting);
-  if (values.json) {
+  return { repair, queued };
+}
+
+/** A full pass of the tenant's drifting collections, here and now. */
+async function fullPassHere(ctx: RepairContext, slug: string, collections: CollectionSlug[]): Promise<Repair[]> {
+  const { app, signal } = ctx;
+  const t = app.tenant(slug);
+  if (!t) return [];
+  const report = await syncTenant(
+    { client: t.client, store: app.store, log: ctx.log, ...syncTuning(ctx.config) },
+    { ...t.target, collections },
+    'full',
+    signal,
+    await app.routesOf(slug, signal),
+  );
+  return report.collections.map((c) => ({
+    slug,
+    collection: c.name,
+    how: c.error ? 'failed' : 'synced',
+    ...(c.error ? { error: c.error } : {}),
+  }));
+}
+
+function printRepair(checks: TenantCheck[], repair: Repair[], after: TenantCheck[] | null, json: boolean): void {
+  if (json) {
     const out = { tenants: checks.map(publicCheck), repair, ...(after ? { after: after.map(publicCheck) } : {}) };
     process.stdout.write(`${JSON.stringify(out)}\n`);
-  } else {
-    process.stdout.write(`${table(checks)}\n\n`);
-    for (const r of repair)
-      process.stdout.write(
-        `${r.slug} ${r.collection}: full pass ${r.how === 'queued' ? `queued (job ${r.job})` : r.how}${r.error ? `: ${r.error}` : ''}\n`,
-      );
-    if (after) process.stdout.write(`\nafter the repair:\n${table(after)}\n`);
+    return;
   }
-  const failed = repair.filter((r) => r.how === 'failed');
-  for (const f of failed)
-    process.stderr.write(`understudy check: ${f.slug} ${f.collection}: repair failed: ${describeError(f.error)}\n`);
-  return failed.length > 0 || (after !== null && hasDrift(after)) ? 1 : 0;
+  process.stdout.write(`${table(checks)}\n\n`);
+  for (const r of repair)
+    process.stdout.write(
+      `${r.slug} ${r.collection}: full pass ${r.how === 'queued' ? `queued (job ${r.job})` : r.how}${r.error ? `: ${r.error}` : ''}\n`,
+    );
+  if (after) process.stdout.write(`\nafter the repair:\n${table(after)}\n`);
 }

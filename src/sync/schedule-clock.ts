@@ -1,4 +1,5 @@
 import cron from 'node-cron';
+import type { Clock } from '../vocabulary/clock.js';
 
 /** A running source of ticks: when it fires next, and how to stop it. */
 export interface Ticker {
@@ -12,9 +13,7 @@ export interface Ticker {
  * Where a schedule's time comes from: the wall clock (node-cron and timers, `wallClock`) in a process, a clock a
  * test advances in a test. `runSchedules` reads time only through it.
  */
-export interface ScheduleClock {
-  /** Now, in ms since the epoch. */
-  now(): number;
+export interface ScheduleClock extends Clock {
   /** Fires on each tick of a cron expression (node-cron's: 5 fields, or 6 with seconds), read in `timezone`. */
   cron(expression: string, timezone: string | undefined, fire: () => void): Promise<Ticker>;
   /** Fires every `ms`, the first `ms` from now, without drift (each tick is due `ms` after the previous one's). */
