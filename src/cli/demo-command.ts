@@ -43,47 +43,55 @@ export async function demoCommand(argv: string[]): Promise<number> {
     if (code !== 0) return code;
     synced = true;
 
-    const upcoming = ['sql', '--db', db, UPCOMING];
-    process.stdout.write(`\nThe next performances, local time as each venue prints it:\n${shown(upcoming)}`);
-    const shownCode = await sqlCommand(upcoming.slice(1));
-    if (shownCode !== 0) return shownCode;
-
-    let title = '';
-    const capture = {
-      stdout: (s: string) => {
-        title += s;
-      },
-      stdin: async () => '',
-      env: process.env,
-    };
-    await sqlCommand(['--db', db, '--raw', NEXT_TITLE], capture).catch(() => 0); // none upcoming: search for opera
-    const search = ['search', '--db', db, title.trim() || 'opera'];
-    process.stdout.write(`\nFull-text search, best match first:\n${shown(search)}`);
-    const searchCode = await searchCommand(search.slice(1));
-    if (searchCode !== 0) return searchCode;
-
-    const tenant = slugs[0] ?? '';
-    process.stdout.write(`\nThe mirror is kept at ${db} (remove ${dir} when done). Next, try:\n`);
-    for (const next of [
-      ['sql', '--db', db, '--tables'],
-      ['sql', '--db', db, '--schema', 'upcoming_performances'],
-      [
-        'sql',
-        '--db',
-        db,
-        '-p',
-        'tenant',
-        tenant,
-        'SELECT start_local, event_title, venue_title FROM upcoming_performances WHERE tenant = :tenant ORDER BY start_date LIMIT 5',
-      ],
-      ['search', '--db', db, '--tenant', tenant, '--json', '--limit', '3', title.trim().split(/\s+/).pop() || 'opera'],
-    ])
-      process.stdout.write(shown(next));
-    return 0;
+    return await showMirror(db, dir, slugs[0] ?? '');
   } finally {
     await sim.close();
     // The config points at a simulator that is gone: only the mirror is worth keeping.
     if (synced) rmSync(config, { force: true });
     else rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** The demo's queries over the fresh mirror: the next performances, a search for the next one, what to try next. */
+async function showMirror(db: string, dir: string, tenant: string): Promise<number> {
+  const upcoming = ['sql', '--db', db, UPCOMING];
+  process.stdout.write(`\nThe next performances, local time as each venue prints it:\n${shown(upcoming)}`);
+  const shownCode = await sqlCommand(upcoming.slice(1));
+  if (shownCode !== 0) return shownCode;
+  const title = await nextTitle(db);
+  const search = ['search', '--db', db, title || 'opera'];
+  process.stdout.write(`\nFull-text search, best match first:\n${shown(search)}`);
+  const searchCode = await searchCommand(search.slice(1));
+  if (searchCode !== 0) return searchCode;
+  process.stdout.write(`\nThe mirror is kept at ${db} (remove ${dir} when done). Next, try:\n`);
+  for (const next of [
+    ['sql', '--db', db, '--tables'],
+    ['sql', '--db', db, '--schema', 'upcoming_performances'],
+    [
+      'sql',
+      '--db',
+      db,
+      '-p',
+      'tenant',
+      tenant,
+      'SELECT start_local, event_title, venue_title FROM upcoming_performances WHERE tenant = :tenant ORDER BY start_date LIMIT 5',
+    ],
+    ['search', '--db', db, '--tenant', tenant, '--json', '--limit', '3', title.split(/\s+/).pop() || 'opera'],
+  ])
+    process.stdout.write(shown(next));
+  return 0;
+}
+
+/** The title of the next performance's event; '' when none is upcoming (the demo then searches for opera). */
+async function nextTitle(db: string): Promise<string> {
+  let title = '';
+  const capture = {
+    stdout: (s: string) => {
+      title += s;
+    },
+    stdin: async () => '',
+    env: process.env,
+  };
+  await sqlCommand(['--db', db, '--raw', NEXT_TITLE], capture).catch(() => 0);
+  return title.trim();
 }

@@ -65,44 +65,8 @@ export async function collectStatus(app: ReaderApp, opts: { readonly now?: () =>
   const now = (opts.now ?? (() => new Date()))();
   const mirror = await app.mirror.mirrorStatus();
   const feed = await changeFeedStatus(app.mirror.changes);
-  const { url, prefix } = app.redisSettings;
-  let redis: StatusReport['redis'] = { ok: false, configured: false };
-  const queues: StatusReport['queues'] = [];
-  let schedules: Awaited<ReturnType<typeof nextRuns>> = [];
-  if (app.config?.redis || app.env.REDIS_URL) {
-    try {
-      const conn = await app.redis();
-      const queue = openSyncQueue(conn, prefix);
-      const writes = openWritesQueue(conn, prefix);
-      const hooks = openWebhookQueue(conn, prefix);
-      const checks = openCheckQueue(conn, prefix);
-      for (const q of [queue, writes, hooks, checks]) q.on('error', () => {});
-      try {
-        for (const [name, q] of [
-          [SYNC_QUEUE, queue],
-          [WRITES_QUEUE, writes],
-          [WEBHOOKS_QUEUE, hooks],
-          [CHECKS_QUEUE, checks],
-        ] as const) {
-          const counts = await q.getJobCounts(...COUNTS);
-          queues.push({
-            name,
-            ...Object.fromEntries(COUNTS.map((c) => [c, counts[c] ?? 0])),
-          } as StatusReport['queues'][number]);
-        }
-        schedules = await nextRuns(queue);
-        const lost = await readLossReport(conn, prefix);
-        redis = { ok: true, configured: true, url: redactRedisUrl(url), prefix, lost };
-      } finally {
-        await queue.close().catch(() => {});
-        await writes.close().catch(() => {});
-        await hooks.close().catch(() => {});
-        await checks.close().catch(() => {});
-      }
-    } catch (err) {
-      redis = { ok: false, configured: true, url: redactRedisUrl(url), error: describeError(err) };
-    }
-  }
+  const { redis, queues, schedules } =
+    app.config?.redis || app.env.REDIS_URL ? await queueStatus(app) : { redis: NO_REDIS, queues: [], schedules: [] };
   const slugs = [...new Set([...(app.config?.tenants.map((t) => t.slug) ?? []), ...mirror.map((m) => m.tenant)])];
   const nextOf = (slug: string, mode: string) => {
     const next = schedules.find((s) => s.tenant === slug && s.mode === mode)?.next;
@@ -131,6 +95,46 @@ export async function collectStatus(app: ReaderApp, opts: { readonly now?: () =>
     redis,
     queues,
   };
+}
+
+const NO_REDIS: StatusReport['redis'] = { ok: false, configured: false };
+
+interface QueueStatus {
+  readonly redis: StatusReport['redis'];
+  readonly queues: StatusReport['queues'];
+  readonly schedules: Awaited<ReturnType<typeof nextRuns>>;
+}
+
+/** The queues' counts, the next scheduled runs and what Redis lost, from the configured Redis; its error if any. */
+async function queueStatus(app: ReaderApp): Promise<QueueStatus> {
+  const { url, prefix } = app.redisSettings;
+  try {
+    const conn = await app.redis();
+    const named = [
+      [SYNC_QUEUE, openSyncQueue(conn, prefix)],
+      [WRITES_QUEUE, openWritesQueue(conn, prefix)],
+      [WEBHOOKS_QUEUE, openWebhookQueue(conn, prefix)],
+      [CHECKS_QUEUE, openCheckQueue(conn, prefix)],
+    ] as const;
+    for (const [, q] of named) q.on('error', () => {});
+    try {
+      const queues: StatusReport['queues'] = [];
+      for (const [name, q] of named) {
+        const counts = await q.getJobCounts(...COUNTS);
+        queues.push({
+          name,
+          ...Object.fromEntries(COUNTS.map((c) => [c, counts[c] ?? 0])),
+        } as StatusReport['queues'][number]);
+      }
+      const schedules = await nextRuns(named[0][1]);
+      const lost = await readLossReport(conn, prefix);
+      return { redis: { ok: true, configured: true, url: redactRedisUrl(url), prefix, lost }, queues, schedules };
+    } finally {
+      for (const [, q] of named) await q.close().catch(() => {});
+    }
+  } catch (err) {
+    return { redis: { ok: false, configured: true, url: redactRedisUrl(url), error: describeError(err) }, queues: [], schedules: [] };
+  }
 }
 
 /** Every time in the table one way: relative to now (`3 min ago`, `in 4 h 05 min`). */

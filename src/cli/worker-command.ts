@@ -5,7 +5,7 @@ import { startWorkerOps } from '../app/start-worker-ops.js';
 import { startWriteWorker } from '../app/start-write-worker.js';
 import { loadConfigFile } from '../config/load-config.js';
 import { describeError, UsageError } from '../errors.js';
-import { createLogger } from '../log.js';
+import { createLogger, type Logger } from '../log.js';
 import { effectiveEnv } from '../ops/config-reload.js';
 import { createOpsMetrics } from '../ops/metrics.js';
 import { isRedisConnectionError } from '../queue/redis-settings.js';
@@ -13,9 +13,10 @@ import { printHelp } from './command-help.js';
 import { parseFlags } from './parse-flags.js';
 import { WORKER_SPEC } from './specs/worker-spec.js';
 
-export async function workerCommand(argv: string[]): Promise<number> {
-  const { values, help } = parseFlags(argv, WORKER_SPEC);
-  if (help) return printHelp(WORKER_SPEC, help);
+type WorkerValues = ReturnType<typeof parseFlags<(typeof WORKER_SPEC)['flags']>>['values'];
+
+/** `--concurrency` (returned), `--http` and `--http-host`, checked. */
+function checkedFlags(values: WorkerValues): number | undefined {
   let concurrency: number | undefined;
   if (values.concurrency !== undefined) {
     concurrency = Number(values.concurrency);
@@ -25,6 +26,28 @@ export async function workerCommand(argv: string[]): Promise<number> {
   if (values.http !== undefined && !/^\d+$/.test(values.http)) throw new UsageError('--http must be a port number');
   if (values['http-host'] !== undefined && (values.http === undefined || values['http-host'] === ''))
     throw new UsageError('--http-host needs --http PORT and a host name or address');
+  return concurrency;
+}
+
+function keepGoingOnRejections(log: Logger, stopping: AbortSignal): void {
+  // An unhandled rejection is a bug (each has a test once found), but one job's failure must never take the
+  // worker down with every other tenant's syncs, writes and webhooks: it is logged at error level and the worker
+  // goes on. BullMQ can leave a command of a connection it is closing rejected with no handler
+  // (taskforcesh/bullmq#3546): once shutdown has begun, such a Redis connection error says nothing about the work
+  // and is only a warning. Kept to the end of the process: the rejection may come after this command returns.
+  process.on('unhandledRejection', (reason: unknown) => {
+    if (stopping.aborted && isRedisConnectionError(reason)) {
+      log.warn({ reason: describeError(reason) }, 'Redis connection error while closing; ignored');
+      return;
+    }
+    log.error({ err: reason }, 'unhandled rejection (a bug, please report it); the worker goes on');
+  });
+}
+
+export async function workerCommand(argv: string[]): Promise<number> {
+  const { values, help } = parseFlags(argv, WORKER_SPEC);
+  if (help) return printHelp(WORKER_SPEC, help);
+  const concurrency = checkedFlags(values);
   const config = loadConfigFile(values.config);
   const log = createLogger();
   const stop = new AbortController();
@@ -34,18 +57,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
   };
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
-  // An unhandled rejection is a bug (each has a test once found), but one job's failure must never take the
-  // worker down with every other tenant's syncs, writes and webhooks: it is logged at error level and the worker
-  // goes on. BullMQ can leave a command of a connection it is closing rejected with no handler
-  // (taskforcesh/bullmq#3546): once shutdown has begun, such a Redis connection error says nothing about the work
-  // and is only a warning. Kept to the end of the process: the rejection may come after this command returns.
-  process.on('unhandledRejection', (reason: unknown) => {
-    if (stop.signal.aborted && isRedisConnectionError(reason)) {
-      log.warn({ reason: describeError(reason) }, 'Redis connection error while closing; ignored');
-      return;
-    }
-    log.error({ err: reason }, 'unhandled rejection (a bug, please report it); the worker goes on');
-  });
+  keepGoingOnRejections(log, stop.signal);
   try {
     // Disposed in reverse: ops, writes (in-flight writes finish), syncs, then the app (gates, pool, SQLite, Redis).
     await using app = await createApp(config, effectiveEnv(process.env), {
