@@ -133,7 +133,11 @@ async function queueStatus(app: ReaderApp): Promise<QueueStatus> {
       for (const [, q] of named) await q.close().catch(() => {});
     }
   } catch (err) {
-    return { redis: { ok: false, configured: true, url: redactRedisUrl(url), error: describeError(err) }, queues: [], schedules: [] };
+    return {
+      redis: { ok: false, configured: true, url: redactRedisUrl(url), error: describeError(err) },
+      queues: [],
+      schedules: [],
+    };
   }
 }
 

@@ -52,7 +52,10 @@ class DueJobs<J> {
   constructor(private readonly onSkip: ((job: J) => void) | undefined) {}
 
   due(s: Schedule<J>): void {
-    if (this.running === s.key || this.waiting.some((w) => w.key === s.key)) return this.onSkip?.(s.job);
+    if (this.running === s.key || this.waiting.some((w) => w.key === s.key)) {
+      this.onSkip?.(s.job);
+      return;
+    }
     this.waiting.push(s);
     this.wake?.();
   }

@@ -12,12 +12,18 @@ function testClock(start = Date.parse('2026-03-01T10:00:00Z')) {
     cron: async (expression, _zone, fire) => {
       const c = { fire, stopped: false };
       crons.set(expression, c);
-      return { next: () => null, stop: async () => void (c.stopped = true) } satisfies Ticker;
+      const stop = async () => {
+        c.stopped = true;
+      };
+      return { next: () => null, stop } satisfies Ticker;
     },
     every: (ms, fire) => {
       const t = { at: now + ms, ms, fire, stopped: false };
       intervals.push(t);
-      return { next: () => t.at, stop: async () => void (t.stopped = true) };
+      const stop = async () => {
+        t.stopped = true;
+      };
+      return { next: () => t.at, stop };
     },
   };
   return {
