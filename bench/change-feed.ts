@@ -15,7 +15,7 @@ import { createApp } from '../src/app/create-app.js';
 import { startChangeWorker } from '../src/app/start-change-worker.js';
 import { parseConfig } from '../src/config/load-config.js';
 import { createLogger } from '../src/log.js';
-import { openSqliteStore } from '../src/store/sqlite-store.js';
+import { openStore } from '../src/store/open-mirror.js';
 import { PUBLISHED, type SyncKey } from '../src/sync/store-port.js';
 import { type JsonObject, tenantSlug } from '../src/vocabulary/ids.js';
 import { makeInstances } from './ingest.js';
@@ -29,7 +29,7 @@ const KEY: SyncKey = { tenant: TENANT, collection: 'event-instances', variant: P
 /** Records per second through `Store.write`, pages of 1000, into a fresh mirror; triggers dropped when `log` is false. */
 async function ingest(dir: string, docs: readonly JsonObject[], log: boolean, run: number): Promise<number> {
   const path = join(dir, `ingest-${log ? 'log' : 'bare'}-${run}.db`);
-  (await openSqliteStore(path)).close();
+  (await openStore(path)).close();
   if (!log) {
     const raw = new BetterSqlite3(path);
     for (const { name } of raw.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger'").all() as {
@@ -38,7 +38,7 @@ async function ingest(dir: string, docs: readonly JsonObject[], log: boolean, ru
       raw.exec(`DROP TRIGGER ${name}`);
     raw.close();
   }
-  const store = await openSqliteStore(path);
+  const store = await openStore(path);
   try {
     const t0 = performance.now();
     for (let i = 0; i < docs.length; i += PAGE) await store.write(KEY, { upserts: docs.slice(i, i + PAGE) });

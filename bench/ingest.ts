@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { migrateToLatest } from '../src/store/migrate.js';
-import { openDatabase } from '../src/store/open-database.js';
-import { openSqliteStore } from '../src/store/sqlite-store.js';
+import { openStore } from '../src/store/open-mirror.js';
+import { openDatabase } from '../src/store/sqlite/open-database.js';
 import { PUBLISHED, type SyncKey, type SyncState } from '../src/sync/store-port.js';
 import { parseExactJson } from '../src/vocabulary/exact-json.js';
 import { type JsonObject, tenantSlug } from '../src/vocabulary/ids.js';
@@ -86,7 +86,7 @@ async function viaStore(
   pageSize: number,
   round: number,
 ): Promise<{ insert: number; resync: number }> {
-  const store = await openSqliteStore(join(dir, `store-${pageSize}-${round}.db`));
+  const store = await openStore(join(dir, `store-${pageSize}-${round}.db`));
   try {
     const pass = async (runId: string) => {
       const t0 = performance.now();

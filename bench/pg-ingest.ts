@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { KyselyStore } from '../src/store/kysely-store.js';
-import { openMigratedEngine } from '../src/store/open-engine.js';
+import { openMigratedEngine } from '../src/store/open-mirror.js';
 import { PUBLISHED, type Store, type SyncKey } from '../src/sync/store-port.js';
 import { tenantSlug } from '../src/vocabulary/ids.js';
 import { makeInstances } from './ingest.js';

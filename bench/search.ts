@@ -9,9 +9,10 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import BetterSqlite3 from 'better-sqlite3';
 import { WORKS } from '../src/sim/sim-word-lists.js';
-import { searchDrift } from '../src/store/search-integrity.js';
-import { type SearchHit, searchSqlite } from '../src/store/search-mirror.js';
-import { openSqliteStore } from '../src/store/sqlite-store.js';
+import { openStore } from '../src/store/open-mirror.js';
+import type { SearchHit } from '../src/store/search-mirror.js';
+import { searchDrift } from '../src/store/sqlite/search-integrity.js';
+import { searchSqlite } from '../src/store/sqlite/sqlite-search.js';
 import { PUBLISHED, type Store, type SyncKey } from '../src/sync/store-port.js';
 import type { CollectionSlug } from '../src/vocabulary/collections.js';
 import { type JsonObject, tenantSlug } from '../src/vocabulary/ids.js';
@@ -136,7 +137,7 @@ export default async function bench(): Promise<string> {
     for (let round = 0; round < 3; round++)
       for (const triggers of ['with', 'without'] as const) {
         const path = join(dir, `cost-${triggers}-${round}.db`);
-        const store = await openSqliteStore(path);
+        const store = await openStore(path);
         if (triggers === 'without') {
           const raw = new BetterSqlite3(path);
           const names = raw.prepare("SELECT name FROM sqlite_schema WHERE type = 'trigger'").pluck().all() as string[];
@@ -151,7 +152,7 @@ export default async function bench(): Promise<string> {
     const costs = [median(rates.with), median(rates.without)];
 
     const path = join(dir, 'search.db');
-    const store = await openSqliteStore(path);
+    const store = await openStore(path);
     await store.write(key('venues'), { upserts: Array.from({ length: VENUES }, (_, i) => venue(i)) });
     const t0 = performance.now();
     await ingest(store, 0, RECORDS);

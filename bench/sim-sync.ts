@@ -9,13 +9,13 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startSimulator } from '../src/sim/start-simulator.js';
-import { openSqliteStore } from '../src/store/sqlite-store.js';
+import { openStore } from '../src/store/open-mirror.js';
 import { PUBLISHED } from '../src/sync/store-port.js';
 import { tenantSlug, type UpstreamDoc } from '../src/vocabulary/ids.js';
 
 /** The store's own ingest of `docs` (pages of 1000 through `Store.write`, as the sync commits them), records/s. */
 async function storeIngest(path: string, tenant: string, docs: readonly UpstreamDoc[]): Promise<number> {
-  const store = await openSqliteStore(path);
+  const store = await openStore(path);
   try {
     const key = { tenant: tenantSlug(tenant), collection: 'event-instances' as const, variant: PUBLISHED };
     const t0 = performance.now();

@@ -1,13 +1,12 @@
-import { existsSync } from 'node:fs';
 import type { Redis } from 'ioredis';
 import { type CloseStep, closeAll } from '../close-all.js';
 import type { Config } from '../config/config-schema.js';
 import { databasePath } from '../config/database-path.js';
 import { createLogger, type Logger } from '../log.js';
 import { type RedisSettings, redisSettings, shortLivedRedis } from '../queue/redis-settings.js';
+import { mirrorMissing } from '../store/dialect.js';
 import { type MirrorReader, type MirrorReaderOptions, openMirrorReader } from '../store/mirror-reader.js';
-import { isPostgresUrl } from '../store/postgres-engine.js';
-import { openSqliteWriteLog } from '../store/write-log.js';
+import { openWriteLog } from '../store/open-mirror.js';
 import type { WriteLog } from '../writes/write-log.js';
 
 /** What the short commands' profiles take (`createApp` with `profile: 'reader' | 'queue'`). */
@@ -141,13 +140,13 @@ export async function createQueueApp(
   });
   r.add(() => quit(redis));
   // A PostgreSQL mirror is there or not at the server's say; a SQLite file must exist (never created here).
-  const exists = () => isPostgresUrl(b.databasePath) || existsSync(b.databasePath);
+  const exists = () => !mirrorMissing(b.databasePath);
   const mirror = r.once(
     () => (exists() ? openMirrorReader(b.databasePath) : Promise.resolve(null)),
     async (m) => m?.close(),
   );
   const writableWriteLog = r.once(
-    async () => (exists() ? openSqliteWriteLog(b.databasePath) : null),
+    async () => (exists() ? openWriteLog(b.databasePath) : null),
     async (w) => w?.close(),
   );
   return { ...b, redis, mirror, writableWriteLog, close: r.close, [Symbol.asyncDispose]: r.close };

@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { createApp, type ReaderApp } from '../app/create-app.js';
 import { databasePath } from '../config/database-path.js';
 import { loadConfigFile } from '../config/load-config.js';
@@ -10,7 +9,7 @@ import { redactRedisUrl } from '../queue/redis-settings.js';
 import { nextRuns } from '../queue/schedules.js';
 import { openWebhookQueue, WEBHOOKS_QUEUE } from '../queue/webhook-queue.js';
 import { openWritesQueue, WRITES_QUEUE } from '../queue/write-queue.js';
-import { DatabaseUnreachableError, isPostgresUrl, shownDatabase } from '../store/postgres-engine.js';
+import { DatabaseUnreachableError, mirrorMissing, shownDatabase } from '../store/dialect.js';
 import { changeFeedStatus, formatChangeFeed, type LastCheck, type WebhookStatus } from './change-status.js';
 import { printHelp } from './command-help.js';
 import { EXIT } from './exit-codes.js';
@@ -254,7 +253,7 @@ export async function statusCommand(argv: string[]): Promise<number> {
     process.stderr.write(`understudy status: ${found.text}\n`);
     return found.exit;
   };
-  if (values.check && !isPostgresUrl(database) && !existsSync(database)) return missing();
+  if (values.check && mirrorMissing(database)) return missing();
   let opened: ReaderApp;
   try {
     opened = await createApp(config, process.env, { profile: 'reader', database });

@@ -2,7 +2,7 @@ import { databasePath } from '../config/database-path.js';
 import { loadConfigFile } from '../config/load-config.js';
 import { UsageError } from '../errors.js';
 import { type CopiedTable, copyMirror } from '../store/copy-mirror.js';
-import { shownDatabase } from '../store/postgres-engine.js';
+import { shownDatabase } from '../store/dialect.js';
 import { printHelp } from './command-help.js';
 import { EXIT } from './exit-codes.js';
 import { formatTable } from './format-table.js';

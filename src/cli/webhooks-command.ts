@@ -1,14 +1,12 @@
-import { existsSync } from 'node:fs';
 import { createApp } from '../app/create-app.js';
 import { endpointsOf, safeUrl } from '../changes/webhook-endpoints.js';
 import type { Config } from '../config/config-schema.js';
 import { databasePath } from '../config/database-path.js';
 import { loadConfigFile } from '../config/load-config.js';
 import { ConfigError, UnderstudyError } from '../errors.js';
-
 import { listFailedWebhooks, openWebhookQueue, retryWebhook, showWebhook } from '../queue/webhook-queue.js';
+import { mirrorMissing } from '../store/dialect.js';
 import { openMirror } from '../store/open-mirror.js';
-import { isPostgresUrl } from '../store/postgres-engine.js';
 import { printHelp } from './command-help.js';
 import { formatTable } from './format-table.js';
 import { parseFlags } from './parse-flags.js';
@@ -48,7 +46,7 @@ async function enableCommand(config: Config, wanted: string): Promise<number> {
   const endpoint = endpointsOf(config).find((e) => e.id === wanted || e.url === wanted);
   const database = databasePath(config, process.env);
   // The mirror is changed, so opened writable; it is never created here.
-  if (!isPostgresUrl(database) && !existsSync(database))
+  if (mirrorMissing(database))
     throw new ConfigError(`database ${database} does not exist (run \`understudy sync\` first)`);
   const mirror = await openMirror(database);
   try {

@@ -1,12 +1,9 @@
-import { existsSync } from 'node:fs';
 import { type Kysely, sql } from 'kysely';
 import { ConfigError } from '../errors.js';
 import { COLLECTIONS, tableFor } from '../vocabulary/collections.js';
-import type { StoreEngine } from './engine.js';
-import { openDatabase } from './open-database.js';
-import { openMigratedEngine } from './open-engine.js';
-import { isPostgresUrl, postgresEngine } from './postgres-engine.js';
-import { sqliteEngine } from './sqlite-store.js';
+import { dialectFor } from './dialect.js';
+import type { MirrorConnection, StoreEngine } from './engine.js';
+import { openMigratedEngine } from './open-mirror.js';
 
 type LooseDatabase = Record<string, Record<string, unknown>>;
 
@@ -58,11 +55,10 @@ export interface CopyResult {
 }
 
 /** Opens the source read-only: a SQLite file that must exist, or a PostgreSQL URL (read-only transactions). */
-function openSource(database: string): StoreEngine {
-  if (isPostgresUrl(database)) return postgresEngine(database, { maxConnections: 1, readOnly: true });
-  if (!existsSync(database)) throw new ConfigError(`--from ${database}: no such mirror`);
-  const { db, raw } = openDatabase(database, { readonly: true });
-  return sqliteEngine(db, raw);
+function openSource(database: string): MirrorConnection {
+  const dialect = dialectFor(database);
+  if (dialect.missing()) throw new ConfigError(`--from ${database}: no such mirror`);
+  return dialect.openReadOnly();
 }
 
 const countOf = async (db: Kysely<LooseDatabase>, table: string): Promise<number> => {
@@ -73,6 +69,57 @@ const countOf = async (db: Kysely<LooseDatabase>, table: string): Promise<number
 /** The same mirror in another engine: what a value read from one must be to be written to the other. */
 const portable = (v: unknown): unknown => (typeof v === 'bigint' ? v.toString() : v);
 
+type CopyOptions = { readonly onTable?: (t: CopiedTable) => void; readonly signal?: AbortSignal };
+
+/** Inserts every row of `table` the target lacks, in key order, a chunk at a time; returns how many were added. */
+async function copyRows(
+  src: Kysely<LooseDatabase>,
+  target: StoreEngine,
+  { table, key }: (typeof COPIED_TABLES)[number],
+  signal: AbortSignal | undefined,
+): Promise<number> {
+  const dst = target.db as unknown as Kysely<LooseDatabase>;
+  let copied = 0;
+  for (let offset = 0; ; ) {
+    signal?.throwIfAborted();
+    let q = src.selectFrom(table).selectAll();
+    for (const k of key) q = q.orderBy(k);
+    const rows = await q.limit(CHUNK).offset(offset).execute();
+    if (rows.length === 0) return copied;
+    offset += rows.length;
+    const values = rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, portable(v)])));
+    const res = await dst
+      .insertInto(table)
+      .values(values)
+      .onConflict((oc) => oc.columns(key as never).doNothing())
+      .executeTakeFirst();
+    copied += Number(res.numInsertedOrUpdatedRows ?? 0);
+  }
+}
+
+/** Copies one table unless its counts already match; its generated key (if any) goes on after the copied ones. */
+async function copyTable(
+  src: Kysely<LooseDatabase>,
+  target: StoreEngine,
+  spec: (typeof COPIED_TABLES)[number],
+  signal: AbortSignal | undefined,
+): Promise<CopiedTable> {
+  const { table, replace } = spec;
+  const dst = target.db as unknown as Kysely<LooseDatabase>;
+  signal?.throwIfAborted();
+  const sourceCount = await countOf(src, table);
+  const before = await countOf(dst, table);
+  let copied = 0;
+  if (before !== sourceCount) {
+    if (replace) await dst.deleteFrom(table).execute();
+    copied = await copyRows(src, target, spec, signal);
+    const generated = GENERATED_KEYS[table];
+    // Keys were copied as they were: the engine's generator must go on after the largest.
+    if (generated) await target.continueKeys?.(table, generated);
+  }
+  return { table, source: sourceCount, target: await countOf(dst, table), copied };
+}
+
 /**
  * Copies a mirror between engines (SQLite ⇄ PostgreSQL, or to another file or database of the same engine): the
  * target is migrated first, then every table of `COPIED_TABLES` is read in key order and inserted with
@@ -80,52 +127,16 @@ const portable = (v: unknown): unknown => (typeof v === 'bigint' ? v.toString() 
  * already match is skipped). Documents are copied as their JSON text, digits and all. Ends by counting each table
  * on both sides.
  */
-export async function copyMirror(
-  from: string,
-  to: string,
-  opts: { readonly onTable?: (t: CopiedTable) => void; readonly signal?: AbortSignal } = {},
-): Promise<CopyResult> {
+export async function copyMirror(from: string, to: string, opts: CopyOptions = {}): Promise<CopyResult> {
   if (from === to) throw new ConfigError('--from and --to name the same mirror');
   const source = openSource(from);
   try {
     const target = await openMigratedEngine(to);
     try {
       const src = source.db as unknown as Kysely<LooseDatabase>;
-      const dst = target.db as unknown as Kysely<LooseDatabase>;
       const tables: CopiedTable[] = [];
-      for (const { table, key, replace } of COPIED_TABLES) {
-        opts.signal?.throwIfAborted();
-        const sourceCount = await countOf(src, table);
-        const before = await countOf(dst, table);
-        let copied = 0;
-        if (before !== sourceCount) {
-          if (replace) await dst.deleteFrom(table).execute();
-          let offset = 0;
-          for (;;) {
-            opts.signal?.throwIfAborted();
-            let q = src.selectFrom(table).selectAll();
-            for (const k of key) q = q.orderBy(k);
-            const rows = await q.limit(CHUNK).offset(offset).execute();
-            if (rows.length === 0) break;
-            offset += rows.length;
-            const values = rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, portable(v)])));
-            const res = await dst
-              .insertInto(table)
-              .values(values)
-              .onConflict((oc) => oc.columns(key as never).doNothing())
-              .executeTakeFirst();
-            copied += Number(res.numInsertedOrUpdatedRows ?? 0);
-          }
-          const generated = GENERATED_KEYS[table];
-          if (generated && target.name === 'postgres') {
-            // Keys were copied as they were: the sequence must go on after the largest.
-            const [t, c] = [sql.lit(table), sql.ref(generated)];
-            await sql`select setval(pg_get_serial_sequence(${t}, ${sql.lit(generated)}), coalesce((select max(${c}) from ${sql.table(table)}), 0) + 1, false)`.execute(
-              target.db,
-            );
-          }
-        }
-        const done: CopiedTable = { table, source: sourceCount, target: await countOf(dst, table), copied };
+      for (const spec of COPIED_TABLES) {
+        const done = await copyTable(src, target, spec, opts.signal);
         tables.push(done);
         opts.onTable?.(done);
       }

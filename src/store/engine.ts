@@ -1,16 +1,19 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from './db-schema.js';
 
-/** Which database a mirror lives in. */
-export type EngineName = 'sqlite' | 'postgres';
+/** A connection (or pool) to a mirror and its Kysely instance. */
+export interface MirrorConnection {
+  readonly db: Kysely<Database>;
+  /** Closes the connection (pool). Idempotent. */
+  close(): Promise<void>;
+}
 
 /**
- * What differs between the engines a mirror can live in, and nothing more (as Kysely's dialect adapters): every
- * query is built once with Kysely and runs on both; only how a write transaction begins differs here.
+ * A mirror opened read-write, and what differs between the engines in writing it, nothing more (as Kysely's dialect
+ * adapters): every query is built once with Kysely and runs on both; only how a write transaction begins and is
+ * ordered, and how many parameters a statement carries, differ here.
  */
-export interface StoreEngine {
-  readonly name: EngineName;
-  readonly db: Kysely<Database>;
+export interface StoreEngine extends MirrorConnection {
   /**
    * The statement that opens a write transaction: SQLite's `begin immediate` takes the file's write lock at once
    * (waiting on the busy timeout), so a transaction that reads before it writes never fails with SQLITE_BUSY when
@@ -32,8 +35,16 @@ export interface StoreEngine {
   readonly serialiseChanges?: (db: Kysely<Database>) => Promise<void>;
   /** How many bound parameters one statement may carry (SQLite: 32766; PostgreSQL: 65535). */
   readonly maxParameters: number;
-  /** Closes the connection (pool). Idempotent. */
-  close(): Promise<void>;
+  /**
+   * Throws when the mirror the setting names is no longer the one this connection opened (a SQLite file removed or
+   * replaced under the process), where the engine can tell.
+   */
+  readonly assertSameMirror?: () => void;
+  /**
+   * After rows were copied into `table` with their keys, makes the engine's generator of `column` go on after the
+   * largest (a PostgreSQL sequence); SQLite's rowids follow the largest by themselves.
+   */
+  readonly continueKeys?: (table: string, column: string) => Promise<void>;
 }
 
 /**

@@ -14,7 +14,6 @@ import * as m066 from '../../migrations/2026-11-27-020-change-log-row-lock.js';
 import * as m067 from '../../migrations/2026-11-27-030-deleted-reason.js';
 import { UnderstudyError } from '../errors.js';
 import type { Database } from './db-schema.js';
-import { openDatabase } from './open-database.js';
 
 /** Every migration, by name; Kysely runs them in name order. Static imports so the build carries them. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -78,22 +77,4 @@ export async function migrateToLatest(db: Kysely<Database>): Promise<void> {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
     throw new UnderstudyError('US_STORE', `migration ${failed} failed: ${(error as Error).message}`, { cause: error });
   }
-}
-
-/**
- * Opens (creating when missing) the mirror at `path` and brings its schema to the latest migration: the one way a
- * writable mirror is opened. A failed migration closes the connection and throws `US_STORE`.
- */
-export async function openMigratedDatabase(path: string): Promise<ReturnType<typeof openDatabase>> {
-  const opened = openDatabase(path);
-  try {
-    await migrateToLatest(opened.db);
-  } catch (err) {
-    await opened.db.destroy().catch(() => undefined);
-    if (opened.raw.open) opened.raw.close();
-    throw err instanceof UnderstudyError
-      ? err
-      : new UnderstudyError('US_STORE', `store: migrate failed: ${(err as Error).message}`, { cause: err });
-  }
-  return opened;
 }

@@ -1,8 +1,6 @@
-import { statSync } from 'node:fs';
 import type { Kysely } from 'kysely';
-import type { Database } from './db-schema.js';
-import { openDatabase } from './open-database.js';
-import { isPostgresUrl, postgresEngine } from './postgres-engine.js';
+import { dialectFor } from './dialect.js';
+import type { MirrorConnection, StoreEngine } from './engine.js';
 
 /** The last successful sync of one tenant and collection (any variant); `at` in epoch milliseconds. */
 export interface LastSyncSuccess {
@@ -22,21 +20,15 @@ export interface MirrorHealth {
 const missingTable = (err: unknown): boolean => /no such table|does not exist/i.test((err as Error)?.message ?? '');
 
 /**
- * Health over the process' own connection (no second handle on the mirror), on either engine. For a SQLite file,
- * `file` is its path: a file removed or replaced under the process is noticed (`appliedMigrations` checks that the
- * path is still the file the connection opened).
+ * Health over the process' own connection (no second handle on the mirror), on either engine. A mirror removed or
+ * replaced under the process (a SQLite file) is noticed where the engine can tell (`assertSameMirror`).
  */
-export function mirrorHealth(db: Kysely<Database>, file: string | null): MirrorHealth {
+export function mirrorHealth(connection: MirrorConnection & Pick<StoreEngine, 'assertSameMirror'>): MirrorHealth {
+  const { db } = connection;
   const loose = db as unknown as Kysely<{ kysely_migration: { name: string } }>;
-  const identity = (path: string): string => {
-    const st = statSync(path); // throws ENOENT when the file is gone
-    return `${st.dev}:${st.ino}`;
-  };
-  const opened = file === null || file === ':memory:' ? null : identity(file);
   return {
     async appliedMigrations() {
-      if (opened !== null && file !== null && identity(file) !== opened)
-        throw new Error('the database file was replaced');
+      connection.assertSameMirror?.();
       try {
         const rows = await loose.selectFrom('kysely_migration').select('name').orderBy('name').execute();
         return rows.map((r) => r.name);
@@ -64,21 +56,13 @@ export function mirrorHealth(db: Kysely<Database>, file: string | null): MirrorH
  * path or a PostgreSQL URL. A missing SQLite file is an error, never created.
  */
 export function fileMirrorHealth(database: string): MirrorHealth {
+  const dialect = dialectFor(database);
   const withDb = async <T>(fn: (h: MirrorHealth) => Promise<T>): Promise<T> => {
-    if (isPostgresUrl(database)) {
-      const engine = postgresEngine(database, { maxConnections: 1 });
-      try {
-        return await fn(mirrorHealth(engine.db, null));
-      } finally {
-        await engine.close();
-      }
-    }
-    const { db, raw } = openDatabase(database, { readonly: true });
+    const connection = dialect.openReadOnly();
     try {
-      return await fn(mirrorHealth(db, null));
+      return await fn(mirrorHealth(connection));
     } finally {
-      await db.destroy();
-      if (raw.open) raw.close();
+      await connection.close();
     }
   };
   return {

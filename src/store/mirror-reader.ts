@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import type { Kysely } from 'kysely';
 import type { ChangeFeedReader } from '../changes/change-log-port.js';
 import { ConfigError, UnderstudyError } from '../errors.js';
@@ -7,13 +6,13 @@ import type { CollectionSlug } from '../vocabulary/collections.js';
 import { parseExactJson } from '../vocabulary/exact-json.js';
 import { isJsonObject, type TenantSlug, type UpstreamDoc } from '../vocabulary/ids.js';
 import type { WriteLogReader } from '../writes/write-log.js';
-import { type BackupResult, backupSqlite, postgresBackupRefused } from './backup.js';
+import type { BackupResult } from './backup.js';
 import { changesReader } from './change-log.js';
 import type { Database } from './db-schema.js';
+import { dialectFor, type ReaderConnection } from './dialect.js';
+import type { MirrorConnection } from './engine.js';
 import { MIGRATION_NAMES } from './migrate.js';
 import { mirrorHealth } from './mirror-health.js';
-import { openDatabase } from './open-database.js';
-import { connectPostgres, isPostgresUrl } from './postgres-engine.js';
 import { mirrorStatus } from './status-queries.js';
 import { themeSchemas } from './theme-schema-table.js';
 import { kyselyWriteLog } from './write-log.js';
@@ -54,83 +53,70 @@ export interface MirrorReaderOptions {
 }
 
 /**
- * Opens the mirror named by `database` read-only: a SQLite file (which must exist: nothing is created) or a
- * PostgreSQL URL (every transaction read-only). Throws `US_CONFIG` naming it when it does not exist, cannot be
- * opened, is not an understudy mirror, or (schema `current`) lacks a migration of this build.
+ * Throws `US_CONFIG` naming the mirror when it is not an understudy mirror or (schema `current`) lacks a migration
+ * of this build.
  */
-export async function openMirrorReader(database: string, opts: MirrorReaderOptions = {}): Promise<MirrorReader> {
-  const postgres = isPostgresUrl(database);
-  if (!postgres && database !== ':memory:' && !existsSync(database))
-    throw new ConfigError(`database ${database} does not exist (run \`understudy sync\` first, or pass --db)`);
-  let db: Kysely<Database>;
-  let close: () => Promise<void>;
-  let backup: MirrorReader['backup'];
-  if (postgres) {
-    const engine = await connectPostgres(database, { maxConnections: 1, readOnly: true });
-    db = engine.db;
-    close = () => engine.close();
-    backup = async () => {
-      throw postgresBackupRefused();
-    };
-  } else {
-    let opened: ReturnType<typeof openDatabase>;
-    try {
-      opened = openDatabase(database, { readonly: true });
-    } catch (err) {
-      throw new ConfigError(`cannot open database ${database}: ${(err as Error).message}`, { cause: err });
-    }
-    const { raw } = opened;
-    db = opened.db;
-    let closing: Promise<void> | null = null;
-    close = () => {
-      closing ??= (async () => {
-        await opened.db.destroy().catch(() => undefined);
-        if (raw.open) raw.close();
-      })();
-      return closing;
-    };
-    backup = (dest, o = {}) => backupSqlite(raw, database, dest, o);
-  }
+async function assertMirror(connection: MirrorConnection, database: string, schema: MirrorReaderOptions['schema']) {
+  const applied = await mirrorHealth(connection).appliedMigrations();
+  if (applied.length === 0) throw new ConfigError(`${database} is not an understudy mirror (no migrations applied)`);
+  const missing = MIGRATION_NAMES.filter((m) => !applied.includes(m));
+  if ((schema ?? 'current') === 'current' && missing.length > 0)
+    throw new ConfigError(
+      `${database} is older than this understudy (migration ${missing[0]} not applied): run \`understudy sync\` ` +
+        'or a worker on it once to migrate it',
+    );
+}
+
+/** Runs one read, a failure as `US_STORE` naming it. */
+const read = async <T>(what: string, fn: () => Promise<T>): Promise<T> => {
   try {
-    const applied = await mirrorHealth(db, null).appliedMigrations();
-    if (applied.length === 0) throw new ConfigError(`${database} is not an understudy mirror (no migrations applied)`);
-    const missing = MIGRATION_NAMES.filter((m) => !applied.includes(m));
-    if ((opts.schema ?? 'current') === 'current' && missing.length > 0)
-      throw new ConfigError(
-        `${database} is older than this understudy (migration ${missing[0]} not applied): run \`understudy sync\` ` +
-          'or a worker on it once to migrate it',
-      );
+    return await fn();
   } catch (err) {
-    await close();
-    if (err instanceof UnderstudyError) throw err;
-    throw new ConfigError(`cannot read database ${database}: ${(err as Error).message}`, { cause: err });
+    throw new UnderstudyError('US_STORE', `store: ${what} failed: ${(err as Error).message}`, { cause: err });
   }
-  const read = async <T>(what: string, fn: () => Promise<T>): Promise<T> => {
-    try {
-      return await fn();
-    } catch (err) {
-      throw new UnderstudyError('US_STORE', `store: ${what} failed: ${(err as Error).message}`, { cause: err });
-    }
-  };
+};
+
+/** The tenant's live Custom Attribute record, or null. */
+async function customAttributes(db: Kysely<Database>, tenant: TenantSlug): Promise<UpstreamDoc | null> {
+  const row = await db
+    .selectFrom('custom_attributes')
+    .select('doc')
+    .where('tenant', '=', tenant)
+    .where('deleted_at', 'is', null)
+    .orderBy('id')
+    .executeTakeFirst();
+  const doc = row ? parseExactJson(row.doc) : null;
+  return isJsonObject(doc) ? doc : null;
+}
+
+/** The reads of a mirror over its read-only connection. */
+function readerOver(database: string, connection: ReaderConnection): MirrorReader {
+  const { db } = connection;
   return {
     database,
     mirrorStatus: () => read('mirrorStatus', () => mirrorStatus(db)),
     writeLog: kyselyWriteLog(db),
     changes: changesReader(db),
     getThemeSchema: (tenant, collection) => read('getThemeSchema', () => themeSchemas.get(db, tenant, collection)),
-    customAttributes: (tenant) =>
-      read('customAttributes', async () => {
-        const row = await db
-          .selectFrom('custom_attributes')
-          .select('doc')
-          .where('tenant', '=', tenant)
-          .where('deleted_at', 'is', null)
-          .orderBy('id')
-          .executeTakeFirst();
-        const doc = row ? parseExactJson(row.doc) : null;
-        return isJsonObject(doc) ? doc : null;
-      }),
-    backup,
-    close,
+    customAttributes: (tenant) => read('customAttributes', () => customAttributes(db, tenant)),
+    backup: (dest, opts) => connection.backup(dest, opts),
+    close: () => connection.close(),
   };
+}
+
+/**
+ * Opens the mirror named by `database` read-only: a SQLite file (which must exist: nothing is created) or a
+ * PostgreSQL URL (every transaction read-only). Throws `US_CONFIG` naming it when it does not exist, cannot be
+ * opened, is not an understudy mirror, or (schema `current`) lacks a migration of this build.
+ */
+export async function openMirrorReader(database: string, opts: MirrorReaderOptions = {}): Promise<MirrorReader> {
+  const connection = await dialectFor(database).openReader();
+  try {
+    await assertMirror(connection, database, opts.schema);
+  } catch (err) {
+    await connection.close();
+    if (err instanceof UnderstudyError) throw err;
+    throw new ConfigError(`cannot read database ${database}: ${(err as Error).message}`, { cause: err });
+  }
+  return readerOver(database, connection);
 }

@@ -1,14 +1,13 @@
-import { isPostgresUrl } from './postgres-engine.js';
-import { openPostgresQuery } from './postgres-read-only-query.js';
-import { openReadOnlyQuery, type ReadOnlyQuery } from './read-only-query.js';
+import { dialectFor } from './dialect.js';
+import type { ReadOnlyQuery } from './read-only-query.js';
 
-/** One read-only statement over the mirror `database` names: a PostgreSQL URL, or a SQLite file. */
-export const openQuery = async (
+/**
+ * One read-only statement of the user's (`understudy sql`) over the mirror `database` names: a PostgreSQL URL, or a
+ * SQLite file. See `Dialect.query` for what it refuses.
+ */
+export const openQuery = (
   database: string,
   sqlText: string,
   params: Readonly<Record<string, string>>,
   timeoutMs?: number,
-): Promise<ReadOnlyQuery> =>
-  isPostgresUrl(database)
-    ? openPostgresQuery(database, sqlText, params, timeoutMs)
-    : openReadOnlyQuery(database, sqlText, params);
+): Promise<ReadOnlyQuery> => dialectFor(database).query(sqlText, params, timeoutMs);

@@ -1,10 +1,4 @@
-import { existsSync } from 'node:fs';
-import BetterSqlite3 from 'better-sqlite3';
-import { ConfigError, UnderstudyError, UsageError } from '../errors.js';
-import { JSON_COLUMNS } from './schema-catalog.js';
-
-/** Rows handed on at a time: few enough that a pause for the output (backpressure) comes soon. */
-const SQLITE_BATCH = 64;
+import { UnderstudyError } from '../errors.js';
 
 /** Statements SQLite calls read-only although they change the connection or rebuild the file. */
 const REFUSED_VERBS = new Set(['ATTACH', 'DETACH', 'VACUUM', 'REINDEX', 'ANALYZE']);
@@ -45,83 +39,4 @@ export interface ReadOnlyQuery {
    */
   batches(): AsyncIterable<unknown[][]>;
   close(): void | Promise<void>;
-}
-
-/**
- * Opens the mirror at `path` read-only, with `query_only` on too. Throws `US_CONFIG` for a missing or unreadable
- * file (the one message every read-only command gives).
- */
-export function openReadOnlyDatabase(path: string): BetterSqlite3.Database {
-  if (!existsSync(path))
-    throw new ConfigError(`database ${path} does not exist (run \`understudy sync\` first or pass --db)`);
-  let db: BetterSqlite3.Database;
-  try {
-    db = new BetterSqlite3(path, { readonly: true, fileMustExist: true });
-  } catch (err) {
-    throw new ConfigError(`cannot open database ${path}: ${(err as Error).message}`, { cause: err });
-  }
-  try {
-    db.pragma('busy_timeout = 5000');
-    // Belt and braces: the connection is read-only already; query_only also refuses writes to temp tables.
-    db.pragma('query_only = ON');
-  } catch (err) {
-    db.close();
-    throw err;
-  }
-  return db;
-}
-
-/**
- * Opens the mirror read-only (`query_only` too) and prepares `sqlText` with named `params`, refusing anything but
- * a read. Throws `US_CONFIG` for a missing or unreadable database, `US_USAGE` for SQL that does not compile,
- * `US_READ_ONLY` for a statement that would change something, and `US_STORE` when reading a row fails.
- */
-export function openReadOnlyQuery(
-  path: string,
-  sqlText: string,
-  params: Readonly<Record<string, string>>,
-): ReadOnlyQuery {
-  const db = openReadOnlyDatabase(path);
-  try {
-    let stmt: BetterSqlite3.Statement;
-    try {
-      stmt = db.prepare(sqlText);
-    } catch (err) {
-      throw new UsageError(`sql: ${(err as Error).message}`, { cause: err });
-    }
-    assertReadOnly(stmt, sqlText);
-    const bind = Object.keys(params).length > 0 ? [params] : [];
-    const described = stmt.reader ? stmt.columns() : [];
-    const reading = stmt.reader ? stmt.safeIntegers(true) : stmt;
-    return {
-      columns: described.map((c) => c.name),
-      kinds: described.map((c) => (c.column === null || JSON_COLUMNS.has(c.column) ? 'maybe-json' : 'other')),
-      async *batches() {
-        try {
-          if (!reading.reader) {
-            reading.run(...bind);
-            return;
-          }
-          let batch: unknown[][] = [];
-          for (const r of reading.raw(true).iterate(...bind) as Iterable<unknown[]>) {
-            batch.push(r);
-            if (batch.length === SQLITE_BATCH) {
-              yield batch;
-              batch = [];
-            }
-          }
-          if (batch.length > 0) yield batch;
-        } catch (err) {
-          if (err instanceof UnderstudyError) throw err;
-          throw new UnderstudyError('US_STORE', `sql: ${(err as Error).message}`, { cause: err });
-        }
-      },
-      close: () => {
-        db.close();
-      },
-    };
-  } catch (err) {
-    db.close();
-    throw err;
-  }
 }

@@ -2,7 +2,6 @@ import type { Kysely } from 'kysely';
 import { UnderstudyError } from '../errors.js';
 import type { BulkFailure, WriteLog, WriteLogEntry, WriteStatus } from '../writes/write-log.js';
 import type { Database } from './db-schema.js';
-import { openMigratedEngine } from './open-engine.js';
 
 interface Row {
   job_id: string;
@@ -122,14 +121,4 @@ export function kyselyWriteLog(db: Kysely<Database>): WriteLog {
     },
     close: async () => {},
   };
-}
-
-/**
- * Opens the write log in the mirror (a SQLite file or a PostgreSQL URL) on a connection of its own (the commands
- * that read only the log; a process that also holds the store takes `kyselyWriteLog` over the store's
- * connection), bringing the schema to the latest migration first. `close()` closes that connection.
- */
-export async function openSqliteWriteLog(path: string): Promise<WriteLog> {
-  const engine = await openMigratedEngine(path);
-  return { ...kyselyWriteLog(engine.db), close: () => engine.close() };
 }

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exitCodeFor } from '../../src/cli/exit-codes.js';
 import { main } from '../../src/cli/main.js';
 import { assertReadOnly, formatCsv, leadingVerb, type SqlIo, sqlCommand } from '../../src/cli/sql-command.js';
-import { openSqliteStore } from '../../src/store/sqlite-store.js';
+import { openStore } from '../../src/store/open-mirror.js';
 import { PUBLISHED, type SyncState } from '../../src/sync/store-port.js';
 import { tenantSlug } from '../../src/vocabulary/ids.js';
 
@@ -17,7 +17,7 @@ let db: string;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'understudy-'));
   db = join(dir, 'm.db');
-  const store = await openSqliteStore(db);
+  const store = await openStore(db);
   await store.write(
     { tenant: tenantSlug('acme'), collection: 'series', variant: PUBLISHED },
     {

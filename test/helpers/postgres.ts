@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { onTestFinished } from 'vitest';
-import { poolConfig } from '../../src/store/postgres-engine.js';
+import { poolConfig } from '../../src/store/postgres/pool-config.js';
 
 /** The PostgreSQL server tests use: `DATABASE_URL`, else the machine's local server (trust auth, database `test`). */
 export const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';

@@ -3,7 +3,7 @@ import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
-import { openSqliteStore } from '../../src/store/sqlite-store.js';
+import { openStore } from '../../src/store/open-mirror.js';
 import { runCli } from '../helpers/run-cli.js';
 import { tempDir } from '../helpers/sync-harness.js';
 
@@ -36,7 +36,7 @@ loop();
 async function mirrorWithProbe(): Promise<{ dir: string; db: string }> {
   const dir = tempDir();
   const db = join(dir, 'mirror.db');
-  const store = await openSqliteStore(db);
+  const store = await openStore(db);
   await store.close();
   const raw = new Database(db);
   raw.exec(`CREATE TABLE probe (id INTEGER PRIMARY KEY, batch INTEGER NOT NULL, pad TEXT NOT NULL);

@@ -11,7 +11,7 @@ import { databaseCheck, redisCheck, runChecks } from '../../src/ops/readiness.js
 import { appliedMigrations } from '../../src/ops/worker-ops.js';
 import { MIGRATION_NAMES } from '../../src/store/migrate.js';
 import { fileMirrorHealth } from '../../src/store/mirror-health.js';
-import { openSqliteStore } from '../../src/store/sqlite-store.js';
+import { openStore } from '../../src/store/open-mirror.js';
 import { VERSION } from '../../src/version.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { tempDir } from '../helpers/sync-harness.js';
@@ -36,7 +36,7 @@ const connect = (url = server.url): Redis => {
 
 const migratedDb = async (): Promise<string> => {
   const path = join(tempDir(), 'mirror.db');
-  const store = await openSqliteStore(path);
+  const store = await openStore(path);
   await store.close();
   return path;
 };

@@ -5,7 +5,7 @@ import { instrumentGate } from '../../src/ops/instrument-gate.js';
 import { createOpsMetrics } from '../../src/ops/metrics.js';
 import { readLastSuccesses } from '../../src/ops/worker-ops.js';
 import { createMemoryRateGate } from '../../src/partners/memory-rate-gate.js';
-import { openSqliteStore } from '../../src/store/sqlite-store.js';
+import { openStore } from '../../src/store/open-mirror.js';
 import { tempDir } from '../helpers/sync-harness.js';
 import { parsePrometheus, sampleValue } from './parse-prometheus.js';
 
@@ -14,7 +14,7 @@ const scrape = async (m: ReturnType<typeof createOpsMetrics>) => parsePrometheus
 describe('ops metrics', () => {
   it('computes lag from the mirror (every worker, before this process) and from syncs seen here, newest first', async () => {
     const path = join(tempDir(), 'mirror.db');
-    const store = await openSqliteStore(path);
+    const store = await openStore(path);
     await store.close();
     const raw = new Database(path);
     const insert = raw.prepare(

@@ -4,13 +4,13 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/sync-harness.js';
 
-const STORE = fileURLToPath(new URL('../../dist/src/store/sqlite-store.js', import.meta.url));
+const STORE = fileURLToPath(new URL('../../dist/src/store/open-mirror.js', import.meta.url));
 
 /** Opens (and so migrates) the store in a separate process; resolves to what it printed. */
 const openIn = (db: string): Promise<string> =>
   new Promise((resolve, reject) => {
-    const code = `import(${JSON.stringify(STORE)}).then(async ({ openSqliteStore }) => {
-      try { const s = await openSqliteStore(${JSON.stringify(db)}); await s.close(); console.log('ok'); }
+    const code = `import(${JSON.stringify(STORE)}).then(async ({ openStore }) => {
+      try { const s = await openStore(${JSON.stringify(db)}); await s.close(); console.log('ok'); }
       catch (e) { console.log('ERR ' + e.message); } })`;
     const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';

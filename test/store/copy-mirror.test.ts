@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { copyMirror } from '../../src/store/copy-mirror.js';
-import { openSqliteStore } from '../../src/store/sqlite-store.js';
+import { openStore } from '../../src/store/open-mirror.js';
 import { PUBLISHED } from '../../src/sync/store-port.js';
 import { parseExactJson } from '../../src/vocabulary/exact-json.js';
 import { type JsonObject, tenantSlug } from '../../src/vocabulary/ids.js';
@@ -13,7 +13,7 @@ const T = tenantSlug('acme');
 
 /** A small mirror with a row of every kind: records, a variant, a tombstone, a big integer, state and a run. */
 async function sourceMirror(path: string): Promise<void> {
-  const store = await openSqliteStore(path);
+  const store = await openStore(path);
   onTestFinished(() => store.close());
   const docs = parseExactJson(
     `[{"id":9007199254740993,"updatedAt":"2026-01-01T00:00:00.000Z","title":"Big","n":12345678901234567890}]`,
@@ -96,7 +96,7 @@ describe('understudy store copy (copyMirror)', () => {
       );
     expect(fields(b)).toEqual(fields(a));
     expect(rows(b, 'SELECT count(*) AS n FROM changes')).toEqual([{ n: 453n }]);
-    const copied = await openSqliteStore(b);
+    const copied = await openStore(b);
     await copied.write(
       { tenant: T, collection: 'forms', variant: PUBLISHED },
       { upserts: [{ id: 'new', updatedAt: '2026-02-01T00:00:00.000Z' }] },

@@ -2,8 +2,8 @@ import { join } from 'node:path';
 import { type Kysely, Migrator, sql } from 'kysely';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { migrationProvider } from '../../src/store/migrate.js';
-import { openDatabase } from '../../src/store/open-database.js';
-import { connectPostgres } from '../../src/store/postgres-engine.js';
+import { connectPostgres } from '../../src/store/postgres/postgres-engine.js';
+import { openDatabase } from '../../src/store/sqlite/open-database.js';
 import { testDatabase } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/sync-harness.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { positionalParams } from '../../src/store/postgres-read-only-query.js';
+import { positionalParams } from '../../src/store/postgres/postgres-query.js';
 
 describe('named placeholders on PostgreSQL', () => {
   it('numbers the bound names, once each, and leaves casts, strings, comments and operators alone', () => {

@@ -2,14 +2,14 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openMirrorSchema } from '../../src/store/describe-mirror.js';
+import { openStore } from '../../src/store/open-mirror.js';
 import { SCHEMA_CATALOG } from '../../src/store/schema-catalog.js';
 import { renderSchemaDoc } from '../../src/store/schema-doc.js';
-import { openSqliteStore } from '../../src/store/sqlite-store.js';
 import { tempDir } from '../helpers/sync-harness.js';
 
 const migrated = async (): Promise<string> => {
   const path = join(tempDir(), 'm.db');
-  await (await openSqliteStore(path)).close();
+  await (await openStore(path)).close();
   return path;
 };
 

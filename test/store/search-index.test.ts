@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { searchDrift } from '../../src/store/search-integrity.js';
-import { searchSqlite } from '../../src/store/search-mirror.js';
-import { openSqliteStore } from '../../src/store/sqlite-store.js';
+import { openStore } from '../../src/store/open-mirror.js';
+import { searchDrift } from '../../src/store/sqlite/search-integrity.js';
+import { searchSqlite } from '../../src/store/sqlite/sqlite-search.js';
 import { PUBLISHED } from '../../src/sync/store-port.js';
 import type { CollectionSlug } from '../../src/vocabulary/collections.js';
 import { type JsonObject, tenantSlug } from '../../src/vocabulary/ids.js';
@@ -37,7 +37,7 @@ const venue = (id: string, title: string, more: JsonObject = {}): JsonObject => 
 
 async function mirror() {
   const path = join(tempDir(), 'm.db');
-  const store = await openSqliteStore(path);
+  const store = await openStore(path);
   const put = (collection: CollectionSlug, docs: JsonObject[], more: { tenant?: string; seenBy?: string } = {}) =>
     store.write(key(collection, more.tenant), { upserts: docs, ...(more.seenBy ? { seenBy: more.seenBy } : {}) });
   const del = async (collection: CollectionSlug, id: string) =>

@@ -4,7 +4,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { createHttpPartnersClient } from '../../src/partners/http-partners-client.js';
 import { createMemoryRateGate } from '../../src/partners/memory-rate-gate.js';
 import { startSimulator } from '../../src/sim/start-simulator.js';
-import { openSqliteStore } from '../../src/store/sqlite-store.js';
+import { openStore } from '../../src/store/open-mirror.js';
 import { discoverRoutes } from '../../src/sync/discover-routes.js';
 import { PUBLISHED } from '../../src/sync/store-port.js';
 import { syncCollection } from '../../src/sync/sync-collection.js';
@@ -47,7 +47,7 @@ describe('full sync and drafts', () => {
     const slug = tenantSlug(t.slug);
     const up = await hidingDrafts(sim.url);
     const db = join(tempDir(), 'mirror.db');
-    const store = await openSqliteStore(db);
+    const store = await openStore(db);
     onTestFinished(() => store.close());
     const client = createHttpPartnersClient({
       dispatcher: testPool(),

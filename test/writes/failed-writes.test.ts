@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listFailedWrites, retryWrite, showWrite } from '../../src/queue/failed-writes.js';
 import { createRecordOrder } from '../../src/queue/redis-record-order.js';
 import { isPendingJob } from '../../src/queue/write-queue.js';
-import { openSqliteWriteLog } from '../../src/store/write-log.js';
+import { openWriteLog } from '../../src/store/open-mirror.js';
 import type { JsonObject } from '../../src/vocabulary/ids.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { runCli } from '../helpers/run-cli.js';
@@ -23,7 +23,7 @@ const tools = async (h: WriteHarness) => {
   const w = h.bull();
   const { Redis } = await import('ioredis');
   const conn = new Redis(redis.url, { maxRetriesPerRequest: null });
-  const writeLog = await openSqliteWriteLog(h.dbPath);
+  const writeLog = await openWriteLog(h.dbPath);
   const order = createRecordOrder({ redis: conn, prefix: h.prefix, isPending: (id) => isPendingJob(w, id) });
   return {
     order,

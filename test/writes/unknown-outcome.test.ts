@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { retryWrite, showWrite } from '../../src/queue/failed-writes.js';
 import { createRecordOrder } from '../../src/queue/redis-record-order.js';
 import { isPendingJob, openWritesQueue } from '../../src/queue/write-queue.js';
-import { openSqliteWriteLog } from '../../src/store/write-log.js';
+import { openWriteLog } from '../../src/store/open-mirror.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { idOf, type WriteHarness, writeHarness } from './write-harness.js';
 
@@ -22,7 +22,7 @@ const requests = (h: WriteHarness, method: string, path: string) =>
 async function retry(h: WriteHarness, jobId: string, resend = false) {
   const conn = new Redis(redis.url, { maxRetriesPerRequest: null });
   const queue = openWritesQueue(conn, h.prefix);
-  const log = await openSqliteWriteLog(h.dbPath);
+  const log = await openWriteLog(h.dbPath);
   try {
     const order = createRecordOrder({ redis: conn, prefix: h.prefix, isPending: (id) => isPendingJob(queue, id) });
     await retryWrite(queue, order, log, jobId, resend ? { resend: true } : {});

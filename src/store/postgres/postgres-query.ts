@@ -1,9 +1,10 @@
 import pg from 'pg';
 import Cursor from 'pg-cursor';
-import { UnderstudyError, UsageError } from '../errors.js';
-import { DatabaseUnreachableError, poolConfig } from './postgres-engine.js';
-import { type ColumnKind, leadingVerb, type ReadOnlyQuery } from './read-only-query.js';
-import { JSON_COLUMNS } from './schema-catalog.js';
+import { UnderstudyError, UsageError } from '../../errors.js';
+import { type ColumnKind, leadingVerb, type ReadOnlyQuery } from '../read-only-query.js';
+import { JSON_COLUMNS } from '../schema-catalog.js';
+import { DatabaseUnreachableError } from './database-unreachable-error.js';
+import { poolConfig } from './pool-config.js';
 
 /** Statements that only read (a read-only transaction refuses the rest anyway; this says so before sending). */
 const READING_VERBS = new Set(['SELECT', 'WITH', 'VALUES', 'TABLE', 'EXPLAIN', 'SHOW']);

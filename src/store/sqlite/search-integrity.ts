@@ -1,6 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import { tableFor } from '../vocabulary/collections.js';
-import { SEARCHED_COLLECTIONS } from './search-mirror.js';
+import { tableFor } from '../../vocabulary/collections.js';
+import { SEARCHED_COLLECTIONS } from '../search-query.js';
 
 /** How the search index differs from what the collection rows say it should hold. */
 export interface SearchDrift {

@@ -2,7 +2,13 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, type SqliteDatabase, SqliteDialect } from 'kysely';
-import type { Database } from './db-schema.js';
+import type { Database } from '../db-schema.js';
+
+/** An open SQLite connection: Kysely over it, and the handle itself (`raw`, the same connection). */
+export interface OpenDatabase {
+  readonly db: Kysely<Database>;
+  readonly raw: BetterSqlite3.Database;
+}
 
 export interface OpenDatabaseOptions {
   /** Open without write access; the file must exist. */
@@ -13,10 +19,7 @@ export interface OpenDatabaseOptions {
  * Opens (creating its folder and file when writable) a SQLite database in WAL mode with a 5 s busy timeout,
  * `synchronous=NORMAL` and foreign keys on. `raw` is the same connection Kysely uses.
  */
-export function openDatabase(
-  path: string,
-  opts: OpenDatabaseOptions = {},
-): { db: Kysely<Database>; raw: BetterSqlite3.Database } {
+export function openDatabase(path: string, opts: OpenDatabaseOptions = {}): OpenDatabase {
   const readonly = opts.readonly ?? false;
   if (!readonly && path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const raw = new BetterSqlite3(path, { readonly, fileMustExist: readonly });

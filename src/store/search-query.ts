@@ -1,0 +1,58 @@
+import { UsageError } from '../errors.js';
+import { COLLECTIONS, type CollectionSlug } from '../vocabulary/collections.js';
+
+/** A ranked full-text search over the mirror's `search_docs` (see docs/schema.md, "Full-text search"). */
+export interface SearchQuery {
+  /** The words; every one must match (a word ending in `*` matches as a prefix). */
+  readonly text: string;
+  readonly tenant?: string;
+  /** Collection slug as in the API path (`events`). */
+  readonly collection?: string;
+  readonly limit: number;
+}
+
+export interface SearchHit {
+  readonly collection: string;
+  readonly tenant: string;
+  readonly id: string;
+  readonly title: string | null;
+  /** The best-matching passage, matched words in [brackets]. */
+  readonly snippet: string;
+  /** The hit's tier plus how well it matches within the tier, in [0, 1) (see `searchMirror`): higher is better. */
+  readonly rank: number;
+}
+
+/** Collections without a title or name, so not in `search_docs` (frozen by migration 2026-11-23-012). */
+const UNSEARCHED: readonly CollectionSlug[] = ['event-instances', 'redirects', 'custom-attributes'];
+/** Collections `search_docs` indexes. */
+export const SEARCHED_COLLECTIONS: readonly CollectionSlug[] = COLLECTIONS.filter((c) => !UNSEARCHED.includes(c));
+
+/**
+ * Series and events: a search for a title most likely means one of these. Event instances have no title of their
+ * own and are not indexed: an instance is found through its event (`event_instances.event_id`).
+ */
+export const PRODUCTION = `d.collection IN ('series', 'events')`;
+
+export interface Word {
+  /** The word as typed, without its trailing `*`. */
+  readonly text: string;
+  /** Ended in `*`: its last token matches as a prefix. */
+  readonly prefix: boolean;
+}
+
+/** The user's words (split on white space; a lone `*` is no word). Throws `US_USAGE` when there is none. */
+export function queryWords(text: string): Word[] {
+  const words = text.split(/\s+/).filter((w) => w !== '' && w !== '*');
+  if (words.length === 0) throw new UsageError('search: give at least one word to look for');
+  return words.map((w) => (w.endsWith('*') ? { text: w.slice(0, -1), prefix: true } : { text: w, prefix: false }));
+}
+
+/** Accents off, as the index has them (migration 2026-11-23-012). */
+export const unaccented = (s: string) => s.normalize('NFD').replace(/[\u0300-\u036f]/g, '');
+/** A word's tokens as FTS5's `unicode61` tokenizer reads them: runs of letters and digits, lower case, no accents. */
+export const tokens = (s: string): string[] =>
+  unaccented(s)
+    .toLowerCase()
+    .match(/[\p{L}\p{N}]+/gu) ?? [];
+/** The length of the words as the index reads them (tokens, one space apart): how much of a title they can make up. */
+export const wordsLength = (words: readonly Word[]): number => words.flatMap((w) => tokens(w.text)).join(' ').length;
