@@ -16,7 +16,7 @@ export interface FlagSpec {
   readonly value?: string;
   /** The value may be left out (`--schedule` alone); the flag's value is then `true`. */
   readonly optionalValue?: boolean;
-  /** The command cannot run without it: `--config FILE is required` (exit 2), checked once by `parseFlags`. */
+  /** The command cannot run without it: a usage error naming it and its value (exit 2), checked once by `parseFlags`. */
   readonly required?: boolean;
   /** One line (or a few) of help: what it does, its default. */
   readonly help: string;
@@ -234,7 +234,7 @@ function checkOperands(said: string, declared: SubcommandSpec, args: readonly st
     throw new UsageError(`${said} takes job ids or --all`);
 }
 
-/** The first required flag missing, as a usage error: `--config FILE is required`. */
+/** The first required flag missing, as a usage error naming the flag and its value (`--to DB is required`). */
 function checkRequired(spec: CommandSpec, values: Record<string, unknown>): void {
   for (const [name, flag] of Object.entries(spec.flags))
     if (flag.required && !values[name]) throw new UsageError(`--${name} ${flag.value ?? 'VALUE'} is required`);
