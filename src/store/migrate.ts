@@ -59,22 +59,43 @@ async function upToDate(db: Kysely<Database>): Promise<boolean> {
  * has every migration of this build and no other is left alone (`upToDate`); any other goes through the migrator,
  * which also reports a mirror migrated by a newer build.
  *
- * Processes opening a fresh file at the same moment (two workers starting together) race: each reads "nothing
- * applied" before either holds SQLite's write lock, and the later one then fails on tables the earlier created.
- * Its transaction rolled back, so it tries again, now seeing what the other applied. A migration that is really
- * broken fails every attempt and is reported.
+ * Processes opening a fresh file at the same moment (two workers starting together) race: Kysely's migrator takes
+ * no lock on SQLite, so each reads "nothing applied" and the later one fails on a table or column the earlier
+ * created. It then tries again, now seeing what the other applied, for as long as the other makes progress (a
+ * loaded machine may take seconds): only `STALLED_ATTEMPTS` failures in a row with no migration applied in between
+ * mean a migration really is broken, and it is reported.
  */
 export async function migrateToLatest(db: Kysely<Database>): Promise<void> {
   if (await upToDate(db)) return;
-  const attempts = 3;
-  for (let attempt = 1; ; attempt++) {
+  let applied = await appliedCount(db);
+  for (let stalled = 1; ; stalled++) {
     const { error, results } = await new Migrator({ db, provider }).migrateToLatest();
     if (!error) return;
-    if (attempt < attempts) {
-      await new Promise((r) => setTimeout(r, 50 * attempt));
+    const now = await appliedCount(db);
+    if (now > applied) stalled = 0; // another process is migrating: wait for it
+    applied = now;
+    if (stalled < STALLED_ATTEMPTS) {
+      await new Promise((r) => setTimeout(r, 50 + Math.random() * 100));
       continue;
     }
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
     throw new UnderstudyError('US_STORE', `migration ${failed} failed: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+/** Failures in a row, with no migration applied by anyone in between, before a migration is reported broken. */
+const STALLED_ATTEMPTS = 5;
+
+/** How many migrations `db` records as applied (0 before the migration table exists). */
+async function appliedCount(db: Kysely<Database>): Promise<number> {
+  const loose = db as unknown as Kysely<{ kysely_migration: { name: string } }>;
+  try {
+    const row = await loose
+      .selectFrom('kysely_migration')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirst();
+    return Number(row?.n ?? 0);
+  } catch {
+    return 0;
   }
 }
