@@ -7,16 +7,18 @@ import { type ResolvedTenant, resolveTenants } from '../config/resolve-tenants.j
 import type { Logger } from '../log.js';
 import { instrumentGate } from '../ops/instrument-gate.js';
 import type { OpsMetrics } from '../ops/metrics.js';
-import { parkableGate } from '../partners/gate-parking.js';
-import {
-  createHttpPartnersClient,
-  type HttpClientOptions,
-  partnersAgentOptions,
-} from '../partners/http-partners-client.js';
+import { throughGate } from '../partners/gate-layer.js';
+import type { Parking } from '../partners/gate-parking.js';
+import { httpTransport, partnersAgentOptions } from '../partners/http-transport.js';
 import { keyHash } from '../partners/key-hash.js';
 import { createMemoryRateGate } from '../partners/memory-rate-gate.js';
+import { parseAnswers } from '../partners/parse-answer.js';
 import type { PartnersClient } from '../partners/partners-client.js';
+import { partnersRoutes } from '../partners/partners-routes.js';
 import type { RateBudget, RateGate } from '../partners/rate-gate.js';
+import { reportRequests } from '../partners/request-report.js';
+import { capResponseSize } from '../partners/response-size-cap.js';
+import { type RetryTiming, retryRequests } from '../partners/retry-requests.js';
 import { createRedisRateGate } from '../queue/redis-rate-gate.js';
 import { DEFAULT_REDIS_START_TIMEOUT_MS, firstReady, longLivedRedis, redisSettings } from '../queue/redis-settings.js';
 import { connectSharedBudget, redisConfigured } from '../queue/shared-budget.js';
@@ -88,7 +90,7 @@ export interface AppDeps {
   /** Builds the gates instead (a command sharing the workers' budget, a benchmark); wrapped like the others. */
   readonly gateFor?: GateFactory;
   /** Retry timing of every client (tests shorten it); default the client's own (a 250 ms floor, growing). */
-  readonly retry?: HttpClientOptions['retry'];
+  readonly retry?: RetryTiming;
   /** A stop asked for while the app is built: ends the first wait for Redis (`worker.redisStartTimeoutMs`). */
   readonly signal?: AbortSignal;
 }
@@ -117,8 +119,11 @@ export interface App extends AsyncDisposable {
   tenant(slug: string): TenantSettings | null;
   /** A client for `tenant` over the app's gates and pool (the commands that resolve their own tenants). */
   clientFor(tenant: ResolvedTenant): PartnersClient;
-  /** The tenant's read routes, discovered once and reused for `ROUTES_TTL_MS`; a failed discovery is not kept. */
-  routesOf(slug: string, signal: AbortSignal): Promise<ReadRoutes>;
+  /**
+   * The tenant's read routes, discovered once (its requests under the first asker's `parking`) and reused for
+   * `ROUTES_TTL_MS`; a failed discovery is not kept.
+   */
+  routesOf(slug: string, signal: AbortSignal, parking?: Parking): Promise<ReadRoutes>;
   /** Every key's gate with its window (a Redis that lost its data holds them all for one window). */
   gates(): readonly { readonly gate: RateGate; readonly windowMs: number }[];
   /**
@@ -175,8 +180,7 @@ async function openGateRedis(
 }
 
 /**
- * One gate per key hash, wrapped here and nowhere else: instrumented (metrics), then parkable (a job waiting long
- * for its key's budget gives its worker slot back). Closing closes every gate.
+ * One gate per key hash, wrapped here and nowhere else: instrumented (metrics). Closing closes every gate.
  */
 function keyGates(deps: AppDeps, redis: Redis | null, prefix: string, metrics: OpsMetrics | null) {
   const gates = new Map<string, { gate: RateGate; windowMs: number }>();
@@ -190,7 +194,7 @@ function keyGates(deps: AppDeps, redis: Redis | null, prefix: string, metrics: O
     let entry = gates.get(hash);
     if (!entry) {
       const gate = baseGate(hash, tenant.budget);
-      entry = { gate: parkableGate(metrics ? instrumentGate(gate, metrics) : gate), windowMs: tenant.budget.windowMs };
+      entry = { gate: metrics ? instrumentGate(gate, metrics) : gate, windowMs: tenant.budget.windowMs };
       gates.set(hash, entry);
     }
     return entry.gate;
@@ -216,22 +220,21 @@ interface ClientParts {
   readonly metrics: OpsMetrics | null;
 }
 
-/** A tenant's partners client over the app's pool and its key's gate. */
+/**
+ * A tenant's partners client over the app's pool and its key's gate: the route table over the client's layers,
+ * innermost first (undici's interceptors, as functions).
+ */
 function partnersClientFor(p: ClientParts, tenant: ResolvedTenant): PartnersClient {
-  const { deps, agent, gateOf, current, metrics } = p;
-  const { log } = deps;
+  const { deps, agent, current, metrics } = p;
+  const gate = p.gateOf(tenant);
   const onRequest = metrics?.upstreamRequest;
-  return createHttpPartnersClient({
-    baseUrl: current.config.baseUrl,
-    tenant: tenant.slug,
-    apiKey: tenant.apiKey,
-    gate: gateOf(tenant),
-    dispatcher: agent,
-    ...(deps.retry ? { retry: deps.retry } : {}),
-    ...(current.config.maxResponseBytes === undefined ? {} : { maxResponseBytes: current.config.maxResponseBytes }),
-    log: log.child({ tenant: tenant.slug }),
-    ...(onRequest ? { onRequest: (e) => onRequest({ tenant: tenant.slug, ...e }) } : {}),
-  });
+  const sent = httpTransport({ baseUrl: current.config.baseUrl, apiKey: tenant.apiKey, dispatcher: agent });
+  const read = capResponseSize(current.config.maxResponseBytes)(sent);
+  const timed = reportRequests(onRequest && ((e) => onRequest({ tenant: tenant.slug, ...e })))(read);
+  const decoded = parseAnswers({ secret: tenant.apiKey })(throughGate(gate)(timed));
+  const log = deps.log.child({ tenant: tenant.slug });
+  const send = retryRequests({ ...deps.retry, log, pauseKey: (ms) => gate.pause(ms) })(decoded);
+  return partnersRoutes(tenant.slug, send);
 }
 
 /** What every part knows of a tenant: its client and its sync target. */
@@ -249,12 +252,12 @@ const settingsOf = (t: ResolvedTenant, client: PartnersClient): TenantSettings =
 /** Route discovery costs requests; each tenant's answer is reused for `ROUTES_TTL_MS`, a failed one dropped. */
 function routeCache(clientOf: (slug: string) => PartnersClient | null) {
   const cache = new Map<string, { at: number; routes: Promise<ReadRoutes> }>();
-  const routesOf = (slug: string, signal: AbortSignal): Promise<ReadRoutes> => {
+  const routesOf = (slug: string, signal: AbortSignal, parking?: Parking): Promise<ReadRoutes> => {
     const hit = cache.get(slug);
     if (hit && Date.now() - hit.at < ROUTES_TTL_MS) return hit.routes;
     const client = clientOf(slug);
     if (!client) return Promise.reject(new Error(`tenant ${slug} has no client`));
-    const routes = discoverRoutes(client, { signal });
+    const routes = discoverRoutes(client, { signal, ...(parking ? { parking } : {}) });
     routes.catch(() => {
       if (cache.get(slug)?.routes === routes) cache.delete(slug);
     });

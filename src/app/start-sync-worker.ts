@@ -5,7 +5,7 @@ import { type RunCollection, syncCollectionProcessor } from '../../jobs/sync-col
 import { syncTenantProcessor } from '../../jobs/sync-tenant.js';
 import { type CloseStep, closeAll } from '../close-all.js';
 import type { Config } from '../config/config-schema.js';
-import { type Parking, parkedBy, withParking } from '../partners/gate-parking.js';
+import { type Parking, parkedBy, parkingClient } from '../partners/gate-parking.js';
 import { closeWorker } from '../queue/close-worker.js';
 import {
   collectionSyncPending,
@@ -79,15 +79,16 @@ interface SyncWorkerParts {
   lossWatch: RedisLossWatch | null;
 }
 
-/** One collection sync of a queued job, on the tenant's client and routes, reported to the metrics. */
+/** One collection sync of a queued job, on the tenant's client and routes (its requests parking), reported to the metrics. */
 const runCollectionOf =
-  (app: App): RunCollection =>
+  (app: App, parkingFor: (tenant: string) => Parking): RunCollection =>
   async (data, run) => {
     const t = app.tenant(data.tenant);
     if (!t) throw new Error(`tenant ${data.tenant} is not in the config`);
-    const routes = await app.routesOf(data.tenant, run.signal);
+    const routes = await app.routesOf(data.tenant, run.signal, parkingFor(data.tenant));
     const clockSkewMs = app.config.sync?.clockSkewMs;
-    const deps = { client: t.client, store: app.store, log: app.log, stop: run.stop };
+    const client = parkingClient(t.client, parkingFor(data.tenant));
+    const deps = { client, store: app.store, log: app.log, stop: run.stop };
     const report = await syncCollection(
       clockSkewMs !== undefined ? { ...deps, clockSkewMs } : deps,
       t.target,
@@ -104,14 +105,17 @@ const runCollectionOf =
 function syncProcessor(p: SyncWorkerParts) {
   const { app, queue, redis } = p;
   const { log } = app;
+  // Every request of a sync job carries its tenant's parking: route discovery, and the sync (runCollectionOf).
+  const parkingFor = parking(app, othersWaitingOn(app, queue, SYNC_HEAD_DEPTH));
+  const routesOf = (tenant: string, signal: AbortSignal) => app.routesOf(tenant, signal, parkingFor(tenant));
   const collectionJob = syncCollectionProcessor({
-    runCollection: runCollectionOf(app),
+    runCollection: runCollectionOf(app, parkingFor),
     // Collections reached by reference wait for the collections that reference them, as inline sync orders them.
     prerequisitesPending: async (data, signal) =>
       prerequisitesPending(
         data.collection,
         wantedCollections(app.tenant(data.tenant)?.target ?? {}),
-        await app.routesOf(data.tenant, signal),
+        await routesOf(data.tenant, signal),
         (c) => collectionSyncPending(queue, data.tenant, c),
       ),
     redis,
@@ -128,16 +132,15 @@ function syncProcessor(p: SyncWorkerParts) {
     collectionsOf: async (tenant, signal) => {
       const t = app.tenant(tenant);
       // Listable collections first: the ones reached by reference read the records that point at them.
-      return t ? syncOrder(wantedCollections(t.target), await app.routesOf(tenant, signal)) : null;
+      return t ? syncOrder(wantedCollections(t.target), await routesOf(tenant, signal)) : null;
     },
   });
-  const parkingFor = parking(app, othersWaitingOn(app, queue, SYNC_HEAD_DEPTH));
   return async (job: Job, token?: string, jobSignal?: AbortSignal): Promise<unknown> => {
     const tenant = String((job.data as { tenant?: unknown } | undefined)?.tenant);
     try {
-      return await withParking<unknown>(parkingFor(tenant), () =>
-        job.name === 'sync-tenant' ? tenantJob(job, token, jobSignal) : collectionJob(job, token, jobSignal),
-      );
+      return await (job.name === 'sync-tenant'
+        ? tenantJob(job, token, jobSignal)
+        : collectionJob(job, token, jobSignal));
     } catch (err) {
       // A fan-out's route discovery, or a collection job's look at its prerequisites, parked before its sync.
       const parked = parkedBy(err);

@@ -60,7 +60,7 @@ export interface WriteWorkerTuning {
   readonly graceMs?: number;
   /**
    * Fairness between tenants: a write that has waited `afterMs` for its key's budget while other tenants' writes
-   * wait for a slot goes back to the queue for `retryInMs` and frees its slot (the app's gates are parkable).
+   * wait for a slot goes back to the queue for `retryInMs` and frees its slot (its requests carry the parking).
    * Default `{ afterMs: 5000, retryInMs: 1000 }`; null turns it off.
    */
   readonly parking?: { readonly afterMs: number; readonly retryInMs: number } | null;
@@ -214,7 +214,7 @@ function writesWorker(p: WriteWorkerParts): Worker {
 
 /**
  * Starts the write side of `understudy worker` on the app's resources: its Redis connection and key prefix, its
- * rate gates (Redis-backed, instrumented and parkable, built in createApp), its clients, store, write log and route
+ * rate gates (Redis-backed and instrumented, built in createApp), its clients, store, write log and route
  * cache; config `writes` and `worker` for attempts and locks (`tuning` wins over them). Each write takes its
  * tenant's client as the app holds it then, so a reload of the app applies to the writes that start after it. The
  * app must have Redis (profile `worker`).

@@ -1,5 +1,5 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { UnderstudyError } from '../errors.js';
+import type { CallOptions, PartnersClient } from './partners-client.js';
 import type { RateGate, RequestKind } from './rate-gate.js';
 
 /**
@@ -25,65 +25,88 @@ export function parkedBy(err: unknown): GateParkedError | null {
   return null;
 }
 
+/** When a request stops waiting at its key's gate: a call option (`CallOptions.parking`) of the job that makes it. */
 export interface Parking {
-  /** How long a write may wait for its key's budget before parking is considered. */
+  /** How long a request may wait for its key's budget before parking is considered. */
   readonly afterMs: number;
-  /** How long a parked write stays out of the queue. */
+  /** How long a parked job stays out of the queue. */
   readonly retryInMs: number;
-  /** Whether parking would help, e.g. other tenants' writes wait for a slot; asked every `afterMs` of waiting. */
+  /** Whether parking would help, e.g. other tenants' jobs wait for a slot; asked every `afterMs` of waiting. */
   readonly worthIt?: () => Promise<boolean>;
   /** The kinds of request that park (default writes only: a sync job parks its reads). */
   readonly kinds?: readonly RequestKind[];
 }
 
-const parking = new AsyncLocalStorage<Parking>();
-
 /**
- * Runs `fn` so that a request inside it (of `p.kinds`) that has waited `afterMs` for its key's budget, when parking is `worthIt`,
- * throws `GateParkedError` instead (through gates wrapped with `parkableGate`). Waits of other calls are untouched.
+ * Every `afterMs` of waiting, asks whether parking is worth it and, once it is, aborts `park` with a
+ * `GateParkedError`. `stop` ends the watch (the wait is over either way).
  */
-export const withParking = <T>(p: Parking, fn: () => Promise<T>): Promise<T> => parking.run(p, fn);
-
-/**
- * Wraps a rate gate so that acquisitions made under `withParking` stop waiting after the given time. The
- * request is not counted when it parks (the gate admits atomically or not at all), so nothing is lost.
- */
-export function parkableGate(gate: RateGate): RateGate {
+function watchWait(p: Parking, kind: RequestKind, park: AbortController): { stop(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  let waited = 0;
+  const arm = () => {
+    timer = setTimeout(() => {
+      waited += p.afterMs;
+      const decide = p.worthIt ? p.worthIt() : Promise.resolve(true);
+      decide.then(
+        (yes) => {
+          if (yes) park.abort(new GateParkedError(waited, p.retryInMs, kind));
+          else if (!park.signal.aborted && timer !== undefined) arm();
+        },
+        () => {
+          if (timer !== undefined) arm();
+        },
+      );
+    }, p.afterMs);
+  };
+  arm();
   return {
-    async acquire(kind, opts) {
-      const p = parking.getStore();
-      if (!p || !(p.kinds ?? ['write']).includes(kind)) return gate.acquire(kind, opts);
-      const park = new AbortController();
-      let timer: NodeJS.Timeout | undefined;
-      let waited = 0;
-      const arm = () => {
-        timer = setTimeout(() => {
-          waited += p.afterMs;
-          const decide = p.worthIt ? p.worthIt() : Promise.resolve(true);
-          decide.then(
-            (yes) => {
-              if (yes) park.abort(new GateParkedError(waited, p.retryInMs, kind));
-              else if (!park.signal.aborted && timer !== undefined) arm();
-            },
-            () => {
-              if (timer !== undefined) arm();
-            },
-          );
-        }, p.afterMs);
-      };
-      arm();
-      try {
-        return await gate.acquire(kind, { signal: AbortSignal.any([opts.signal, park.signal]) });
-      } catch (err) {
-        if (park.signal.aborted && !opts.signal.aborted) throw park.signal.reason;
-        throw err;
-      } finally {
-        clearTimeout(timer);
-        timer = undefined;
-      }
+    stop() {
+      clearTimeout(timer);
+      timer = undefined;
     },
-    settle: (kind) => gate.settle(kind),
-    pause: (ms) => gate.pause(ms),
-    close: () => gate.close(),
+  };
+}
+
+/**
+ * Acquires `gate` for one request of `kind`; under a `parking` of that kind, a wait that lasts `afterMs` while
+ * parking is `worthIt` throws `GateParkedError` instead. The request is not counted when it parks (the gate admits
+ * atomically or not at all), so nothing is lost.
+ */
+export async function acquireOrPark(
+  gate: RateGate,
+  kind: RequestKind,
+  signal: AbortSignal,
+  parking: Parking | undefined,
+): Promise<number> {
+  if (!parking || !(parking.kinds ?? ['write']).includes(kind)) return gate.acquire(kind, { signal });
+  const park = new AbortController();
+  const watch = watchWait(parking, kind, park);
+  try {
+    return await gate.acquire(kind, { signal: AbortSignal.any([signal, park.signal]) });
+  } catch (err) {
+    if (park.signal.aborted && !signal.aborted) throw park.signal.reason;
+    throw err;
+  } finally {
+    watch.stop();
+  }
+}
+
+/**
+ * The tenant's client as one job sees it: every request it makes carries the job's `parking` (the shared client
+ * and the other jobs' requests are untouched).
+ */
+export function parkingClient(client: PartnersClient, parking: Parking): PartnersClient {
+  const parked = (opts: CallOptions): CallOptions => ({ ...opts, parking });
+  return {
+    tenant: client.tenant,
+    listPage: (q, opts) => client.listPage(q, parked(opts)),
+    getById: (collection, id, q, opts) => client.getById(collection, id, q, parked(opts)),
+    themeSettingsSchema: (collection, opts) => client.themeSettingsSchema(collection, parked(opts)),
+    openapi: (opts) => client.openapi(parked(opts)),
+    create: (collection, body, q, opts) => client.create(collection, body, q, parked(opts)),
+    update: (collection, id, method, body, q, opts) => client.update(collection, id, method, body, q, parked(opts)),
+    delete: (collection, id, opts) => client.delete(collection, id, parked(opts)),
+    bulk: (collection, kind, body, q, opts) => client.bulk(collection, kind, body, q, parked(opts)),
   };
 }

@@ -35,3 +35,18 @@ export function hostPort(baseUrl: string): string {
  */
 export const networkCause = (code: string | undefined, baseUrl: string): string =>
   `${code ?? 'network error'} at ${hostPort(baseUrl)}${code && WORDS[code] ? `: ${WORDS[code]}` : ''}`;
+
+/**
+ * The code of a network error, looking through undici's wrappers (`UND_ERR_SOCKET`, a cause chain) for the
+ * system's own (`ECONNRESET`, `ECONNREFUSED`); undefined when there is none.
+ */
+export function errorCode(err: unknown): string | undefined {
+  for (let e: unknown = err, depth = 0; e && depth < 5; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && code !== 'UND_ERR_SOCKET' && code !== 'UND_ERR') return code;
+    const next = (e as { cause?: unknown }).cause;
+    if (next === undefined) return typeof code === 'string' ? code : undefined;
+    e = next;
+  }
+  return undefined;
+}

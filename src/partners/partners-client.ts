@@ -1,5 +1,6 @@
 import type { BulkKind, CollectionSlug } from '../vocabulary/collections.js';
 import type { JsonObject, RecordId, TenantSlug, UpstreamDoc } from '../vocabulary/ids.js';
+import type { Parking } from './gate-parking.js';
 
 /** Payload-style `where`: `{ field: { op: value } }`, with nested `and` / `or` arrays. */
 export type Where = JsonObject;
@@ -53,6 +54,11 @@ export interface CallOptions {
    * `null` once it is let through: a progress display says "waiting for the read budget".
    */
   readonly onWaiting?: (kind: 'read' | 'write', since: number | null) => void;
+  /**
+   * The job's parking, when it has one: a request that waits this long for its key's budget gives its worker slot
+   * back (`GateParkedError`) instead of waiting on. Jobs set it for all their requests with `parkingClient`.
+   */
+  readonly parking?: Parking;
 }
 
 /** The result of a bulk write, as the spec's response body. */

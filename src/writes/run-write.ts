@@ -34,7 +34,7 @@ export interface RunWriteDeps extends WriteRetryPolicy {
   readonly orderRecheckMs: number;
   /**
    * A write that would wait longer than `afterMs` for its key's budget goes back to the queue for `retryInMs`, so
-   * one tenant's backlog does not hold every worker slot (needs gates wrapped with `parkableGate`).
+   * one tenant's backlog does not hold every worker slot (its requests carry it: `parkingClient`).
    */
   readonly parking?: { readonly afterMs: number; readonly retryInMs: number };
   /** Whether writes of other tenants wait for a worker slot (parking a write only helps then). */

@@ -1,5 +1,5 @@
 import { describeError } from '../errors.js';
-import { withParking } from '../partners/gate-parking.js';
+import { parkingClient } from '../partners/gate-parking.js';
 import { applyWrite, naturalKeyOf, outcomeUnknown, type WriteOutcome } from './apply-write.js';
 import { classifyFailure } from './classify-failure.js';
 import { decideWriteRetry, type RetryDecision } from './decide-write-retry.js';
@@ -35,22 +35,19 @@ const delayNote = (d: RetryDecision & { kind: 'park' | 'wait-rate' | 'retry-afte
 /** Applies the write upstream and in the mirror, parked instead of waiting long for its key's budget. */
 function send(deps: RunWriteDeps, rec: JobRecord, tenant: WriteTenant, a: Attempt, run: AbortSignal) {
   const { data, log } = rec;
-  const apply = () =>
-    applyWrite(
-      {
-        client: tenant.client,
-        store: deps.store,
-        log,
-        mirrorDrafts: tenant.mirrorDrafts,
-        afterBulk: (collection, s) => deps.afterBulk(data.tenant, collection, s),
-      },
-      data,
-      { signal: run, priorUnknown: a.priorUnknown, jobId: rec.job.id },
-    );
   const { parking, othersWaiting } = deps;
-  return parking
-    ? withParking({ ...parking, ...(othersWaiting ? { worthIt: () => othersWaiting(data.tenant) } : {}) }, apply)
-    : apply();
+  const worthIt = othersWaiting ? { worthIt: () => othersWaiting(data.tenant) } : {};
+  return applyWrite(
+    {
+      client: parking ? parkingClient(tenant.client, { ...parking, ...worthIt }) : tenant.client,
+      store: deps.store,
+      log,
+      mirrorDrafts: tenant.mirrorDrafts,
+      afterBulk: (collection, s) => deps.afterBulk(data.tenant, collection, s),
+    },
+    data,
+    { signal: run, priorUnknown: a.priorUnknown, jobId: rec.job.id },
+  );
 }
 
 /** A write applied: its outcome into the write log, its record's line left. */

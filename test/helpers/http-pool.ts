@@ -1,6 +1,6 @@
 import { Agent, type Dispatcher } from 'undici';
 import { onTestFinished } from 'vitest';
-import { partnersAgentOptions } from '../../src/partners/http-partners-client.js';
+import { partnersAgentOptions } from '../../src/partners/http-transport.js';
 
 /**
  * An HTTP pool for a test that builds a client by hand (tests of the client itself, of sync over its two ports),

@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { onTestFinished } from 'vitest';
 import { createLogger } from '../../src/log.js';
-import { createHttpPartnersClient, type HttpClientOptions } from '../../src/partners/http-partners-client.js';
 import { createMemoryRateGate } from '../../src/partners/memory-rate-gate.js';
 import type { PartnersClient } from '../../src/partners/partners-client.js';
 import { type SimulatorOptions, startSimulator } from '../../src/sim/start-simulator.js';
@@ -14,6 +13,7 @@ import type { SyncDeps, TenantTarget } from '../../src/sync/sync-collection.js';
 import { tenantSlug } from '../../src/vocabulary/ids.js';
 import { testPool } from './http-pool.js';
 import { manualClock } from './manual-clock.js';
+import { createHttpPartnersClient, type HttpClientOptions } from './partners-client.js';
 
 export const silentLog = createLogger({ level: 'silent' });
 

@@ -2,13 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { createHttpPartnersClient } from '../../src/partners/http-partners-client.js';
 import { createMemoryRateGate } from '../../src/partners/memory-rate-gate.js';
 import type { RateBudget, RateGate } from '../../src/partners/rate-gate.js';
 import { createRedisRateGate } from '../../src/queue/redis-rate-gate.js';
 import { startSimulator } from '../../src/sim/start-simulator.js';
 import { tenantSlug } from '../../src/vocabulary/ids.js';
 import { testPool } from '../helpers/http-pool.js';
+import { createHttpPartnersClient } from '../helpers/partners-client.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 
 let server: TestRedis;

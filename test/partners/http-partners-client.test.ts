@@ -2,12 +2,12 @@ import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BadResponseError, UnderstudyError, UpstreamError } from '../../src/errors.js';
 import type { Logger } from '../../src/log.js';
-import { createHttpPartnersClient, type HttpClientOptions } from '../../src/partners/http-partners-client.js';
 import { hasMore } from '../../src/partners/list-envelope.js';
 import type { RateGate, RequestKind } from '../../src/partners/rate-gate.js';
 import { recordId, tenantSlug } from '../../src/vocabulary/ids.js';
 import { envelope, type FakeUpstream, type ScriptedResponse, startFakeUpstream } from '../helpers/fake-upstream.js';
 import { testPool } from '../helpers/http-pool.js';
+import { createHttpPartnersClient, type HttpClientOptions } from '../helpers/partners-client.js';
 
 const KEY = 'sk_live_s3cret-KEY';
 const upstreams: FakeUpstream[] = [];

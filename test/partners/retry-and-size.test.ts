@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load-config.js';
 import { ResponseTooLargeError, type UnderstudyError } from '../../src/errors.js';
-import { createHttpPartnersClient, type HttpClientOptions } from '../../src/partners/http-partners-client.js';
 import type { RateGate } from '../../src/partners/rate-gate.js';
 import { decideRetry } from '../../src/partners/retry-delay.js';
 import { type Simulator, startSimulator } from '../../src/sim/start-simulator.js';
 import { tenantSlug } from '../../src/vocabulary/ids.js';
 import { testPool } from '../helpers/http-pool.js';
+import { createHttpPartnersClient, type HttpClientOptions } from '../helpers/partners-client.js';
 
 let sim: Simulator;
 beforeAll(async () => {

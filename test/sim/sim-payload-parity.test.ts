@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { createHttpPartnersClient } from '../../src/partners/http-partners-client.js';
 import { createMemoryRateGate } from '../../src/partners/memory-rate-gate.js';
 import { type JsonObject, type JsonValue, recordId, tenantSlug } from '../../src/vocabulary/ids.js';
 import { testPool } from '../helpers/http-pool.js';
+import { createHttpPartnersClient } from '../helpers/partners-client.js';
 import { type Api, docsOf, openSim } from './sim-helpers.js';
 
 // Issue 27 (3): the probes where a real Payload CMS 3 behind the partner path answered otherwise. Each talks HTTP

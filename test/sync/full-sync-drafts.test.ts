@@ -1,7 +1,6 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { createHttpPartnersClient } from '../../src/partners/http-partners-client.js';
 import { createMemoryRateGate } from '../../src/partners/memory-rate-gate.js';
 import { startSimulator } from '../../src/sim/start-simulator.js';
 import { openStore } from '../../src/store/open-mirror.js';
@@ -11,6 +10,7 @@ import { syncCollection } from '../../src/sync/sync-collection.js';
 import { recordId, tenantSlug } from '../../src/vocabulary/ids.js';
 import { startFakeUpstream } from '../helpers/fake-upstream.js';
 import { testPool } from '../helpers/http-pool.js';
+import { createHttpPartnersClient } from '../helpers/partners-client.js';
 import { silentLog, tempDir } from '../helpers/sync-harness.js';
 
 /**

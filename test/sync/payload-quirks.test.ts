@@ -1,11 +1,11 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { createHttpPartnersClient } from '../../src/partners/http-partners-client.js';
 import { createMemoryRateGate } from '../../src/partners/memory-rate-gate.js';
 import { discoverRoutes, routesFromOpenApi } from '../../src/sync/discover-routes.js';
 import { syncTenant } from '../../src/sync/sync-tenant.js';
 import { tenantSlug } from '../../src/vocabulary/ids.js';
 import { type RecordedRequest, startFakeUpstream } from '../helpers/fake-upstream.js';
 import { testPool } from '../helpers/http-pool.js';
+import { createHttpPartnersClient } from '../helpers/partners-client.js';
 import { silentLog, syncHarness } from '../helpers/sync-harness.js';
 
 type Doc = { id: number; updatedAt: string; title: string };

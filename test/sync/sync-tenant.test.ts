@@ -147,7 +147,7 @@ describe('syncTenant against the simulator (full route set)', () => {
 
   it('a refused key stops the run at once with US_AUTH after one data request', async () => {
     const h = await syncHarness({ routes: 'full' });
-    const { createHttpPartnersClient } = await import('../../src/partners/http-partners-client.js');
+    const { createHttpPartnersClient } = await import('../helpers/partners-client.js');
     const { createMemoryRateGate } = await import('../../src/partners/memory-rate-gate.js');
     const bad = createHttpPartnersClient({
       dispatcher: testPool(),
