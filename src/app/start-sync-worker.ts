@@ -79,7 +79,7 @@ interface SyncWorkerParts {
   lossWatch: RedisLossWatch | null;
 }
 
-/** One collection sync of a queued job, on the tenant's client and routes (its requests parking), reported to the metrics. */
+/** One collection sync of a queued job, on the tenant's client and routes (parking), reported to the metrics. */
 const runCollectionOf =
   (app: App, parkingFor: (tenant: string) => Parking): RunCollection =>
   async (data, run) => {
