@@ -144,6 +144,20 @@ async function retryLater(
   return { kind: 'delay', reason: 'retry-after', delayMs: decision.delayMs };
 }
 
+type FailDetail = Parameters<JobRecord['fail']>[1];
+
+/** Fails the job for good after `attempts`, with the attempt's timing. */
+function failFinal(
+  rec: JobRecord,
+  a: Attempt,
+  attempts: number,
+  status: FailDetail['status'],
+  message: string,
+  code: FailDetail['code'],
+): ReturnType<JobRecord['fail']> {
+  return rec.fail(message, { attempts, code, status, startedAt: a.startedAt, runMs: rec.now() - a.started });
+}
+
 /** What becomes of the job after a failed attempt: handed back, delayed, retried, or failed for good. */
 async function afterFailure(deps: RunWriteDeps, rec: JobRecord, a: Attempt, err: unknown): Promise<WriteDecision> {
   const decision = await decideAfter(deps, rec, a, err);
@@ -160,22 +174,10 @@ async function afterFailure(deps: RunWriteDeps, rec: JobRecord, a: Attempt, err:
       return retryLater(rec, a, decision);
     case 'fail-unknown-outcome': {
       const unknown = outcomeUnknown(rec.data as CreateJob, decision.what);
-      return rec.fail(unknown.message, {
-        attempts,
-        code: unknown.code,
-        status: decision.status,
-        startedAt: a.startedAt,
-        runMs: rec.now() - a.started,
-      });
+      return failFinal(rec, a, attempts, decision.status, unknown.message, unknown.code);
     }
     case 'fail-final':
-      return rec.fail(decision.message, {
-        attempts,
-        code: decision.code,
-        status: decision.status,
-        startedAt: a.startedAt,
-        runMs: rec.now() - a.started,
-      });
+      return failFinal(rec, a, attempts, decision.status, decision.message, decision.code);
   }
 }
 
