@@ -109,6 +109,8 @@ export interface App extends AsyncDisposable {
   readonly health: MirrorHealth;
   /** The change log and the self-check's store, on the same connection. */
   readonly changes: Mirror['changes'];
+  /** What watch keeps in the mirror (owners, status) and the live rows it compares, on the same connection. */
+  readonly watch: Mirror['watch'];
   /** The Redis connection (gates in Redis only) and the key prefix. */
   readonly redis: Redis | null;
   readonly prefix: string;
@@ -345,6 +347,7 @@ async function createProcessApp(config: Config, env: NodeJS.ProcessEnv, deps: Ap
       writeLog: mirror.writeLog,
       health: mirror.health,
       changes: mirror.changes,
+      watch: mirror.watch,
       redis,
       prefix,
       httpPools: 1,

@@ -150,6 +150,25 @@ export interface MirrorChecksTable {
   stale: number | null;
 }
 
+/** Which worker watches a tenant (config `watch`): a lease its holder renews. */
+export interface WatchOwnersTable {
+  tenant: string;
+  holder: string;
+  expires_at: string;
+}
+
+/** What `status` shows of the watch of each tenant and collection. */
+export interface WatchStateTable {
+  tenant: string;
+  collection: string;
+  holder: string;
+  last_probe_at: string | null;
+  last_change_at: string | null;
+  interval_ms: number;
+  probes: number;
+  updated_at: string;
+}
+
 export type CollectionTableName =
   | 'pages'
   | 'posts'
@@ -176,4 +195,6 @@ export type Database = { [T in CollectionTableName]: CollectionTable } & {
   changes: ChangesTable;
   webhook_endpoints: WebhookEndpointsTable;
   mirror_checks: MirrorChecksTable;
+  watch_owners: WatchOwnersTable;
+  watch_state: WatchStateTable;
 };

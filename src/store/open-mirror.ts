@@ -2,13 +2,15 @@ import type { ChangeLog } from '../changes/change-log-port.js';
 import { UnderstudyError } from '../errors.js';
 import type { CheckStore } from '../sync/self-check.js';
 import type { Store } from '../sync/store-port.js';
-import type { Clock } from '../vocabulary/clock.js';
+import type { WatchStore } from '../sync/watch-port.js';
+import { type Clock, systemClock } from '../vocabulary/clock.js';
 import type { WriteLog } from '../writes/write-log.js';
 import { KyselyChangeLog } from './change-log.js';
 import { asDialect, type Dialect } from './dialect.js';
 import type { StoreEngine } from './engine.js';
 import { KyselyStore } from './kysely-store.js';
 import { migrateToLatest } from './migrate.js';
+import { watchTables } from './watch-table.js';
 import { type MirrorHealth, mirrorHealth } from './mirror-health.js';
 import { kyselyWriteLog } from './write-log.js';
 
@@ -19,6 +21,8 @@ export interface Mirror {
   readonly health: MirrorHealth;
   /** The change log, the webhook endpoints' positions in it, and the self-check's counts and results. */
   readonly changes: ChangeLog & CheckStore;
+  /** What watch keeps in the mirror (`watch_owners`, `watch_state`) and the live rows it compares. */
+  readonly watch: WatchStore;
   /** Closes the connection. Idempotent. */
   close(): Promise<void>;
 }
@@ -51,11 +55,20 @@ export async function openMigratedEngine(database: string | Dialect): Promise<St
 export async function openMirror(database: string | Dialect, clock?: Clock): Promise<Mirror> {
   const engine = await openMigratedEngine(database);
   const store = new KyselyStore(engine, clock);
+  const changes = new KyselyChangeLog(engine);
+  const time = clock ?? systemClock;
   return {
     store,
     writeLog: kyselyWriteLog(engine.db),
     health: mirrorHealth(engine),
-    changes: new KyselyChangeLog(engine),
+    changes,
+    watch: {
+      countLive: (key) => changes.countLive(key),
+      liveVersions: (key, range) => changes.liveVersions(key, range),
+      claimWatch: (tenants, holder, ttlMs) => watchTables.claim(engine.db, tenants, holder, ttlMs, time),
+      releaseWatch: (holder) => watchTables.release(engine.db, holder),
+      saveWatchStatus: (rows, at) => watchTables.save(engine.db, rows, at),
+    },
     // The store owns the connection (closing it closes the engine).
     close: () => store.close(),
   };

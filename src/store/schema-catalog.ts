@@ -418,6 +418,33 @@ const BOOKKEEPING: readonly RelationNote[] = [
     indexes: ['primary key (tenant, collection, variant)'],
   },
   {
+    name: 'watch_owners',
+    kind: 'table',
+    about: 'which worker keeps each watched tenant live (config `watch`): a lease its holder renews every 10 s',
+    columns: [
+      t('tenant', 'tenant slug', true),
+      t('holder', 'the watching process: host:pid:run', true),
+      t('expires_at', 'when another worker may take the watch over, unless renewed', true),
+    ],
+    indexes: ['primary key (tenant)'],
+  },
+  {
+    name: 'watch_state',
+    kind: 'table',
+    about: "the watch of each tenant and collection, as `status` shows it (kept by the watching worker every few seconds)",
+    columns: [
+      t('tenant', 'tenant slug', true),
+      t('collection', 'collection slug', true),
+      t('holder', 'the watching process: host:pid:run', true),
+      t('last_probe_at', 'when the collection was last probed'),
+      t('last_change_at', 'when the last probe that found a change upstream was made'),
+      int('interval_ms', 'the current probe interval, in milliseconds', true),
+      int('probes', 'probes made by this holder', true),
+      t('updated_at', 'when the row was last written', true),
+    ],
+    indexes: ['primary key (tenant, collection)'],
+  },
+  {
     name: 'kysely_migration',
     kind: 'table',
     about: 'migrations applied (Kysely)',
