@@ -20,7 +20,7 @@ import { checkEvictionPolicy, isRedisConnectionError, redactRedisUrl, redisSetti
 import { reconcileSchedules, schedulesFor } from '../queue/schedules.js';
 import { openWritesQueue, type WriteQueueHandle } from '../queue/write-queue.js';
 import { prerequisitesPending } from '../sync/prerequisites-pending.js';
-import { syncCollection } from '../sync/sync-collection.js';
+import { type SyncDeps, syncCollection } from '../sync/sync-collection.js';
 import { syncOrder } from '../sync/sync-tenant.js';
 import { wantedCollections } from '../sync/wanted-collections.js';
 import type { App } from './create-app.js';
@@ -88,7 +88,16 @@ const runCollectionOf =
     const routes = await app.routesOf(data.tenant, run.signal, parkingFor(data.tenant));
     const clockSkewMs = app.config.sync?.clockSkewMs;
     const client = parkingClient(t.client, parkingFor(data.tenant));
-    const deps = { client, store: app.store, log: app.log, stop: run.stop };
+    const metrics = app.metrics;
+    const deps: SyncDeps = {
+      client,
+      store: app.store,
+      log: app.log,
+      stop: run.stop,
+      ...(metrics
+        ? { onFresh: (p) => metrics.freshness({ tenant: data.tenant, collection: p.collection, lagsMs: p.lagsMs }) }
+        : {}),
+    };
     const report = await syncCollection(
       clockSkewMs !== undefined ? { ...deps, clockSkewMs } : deps,
       t.target,

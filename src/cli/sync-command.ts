@@ -1,4 +1,5 @@
 import { type App, createApp } from '../app/create-app.js';
+import { startWatch } from '../app/start-watch.js';
 import type { Config } from '../config/config-schema.js';
 import { databasePath } from '../config/database-path.js';
 import { loadConfigFile, parseConfig } from '../config/load-config.js';
@@ -9,8 +10,10 @@ import { runSchedules } from '../sync/run-schedules.js';
 import type { SyncMode } from '../sync/sync-collection.js';
 import { syncTenant, type TenantReport } from '../sync/sync-tenant.js';
 import type { CollectionSlug } from '../vocabulary/collections.js';
+import { DEFAULT_WATCH } from '../vocabulary/watch-knobs.js';
 import { collectionFlags } from './collection-flag.js';
 import { printHelp } from './command-help.js';
+import { EXIT } from './exit-codes.js';
 import { parseFlags } from './parse-flags.js';
 import { ProgressDisplay } from './progress-display.js';
 import { SYNC_SPEC } from './specs/sync-spec.js';
@@ -76,7 +79,19 @@ interface RunSyncOptions {
   readonly signal: AbortSignal;
   readonly env?: NodeJS.ProcessEnv;
   readonly display?: ProgressDisplay | null;
+  /** The app to run on (`sync --watch`, which watches on it after); default one of its own. */
+  readonly app?: App;
 }
+
+/** The app of an inline sync: one budget per key, with Redis configured the workers' shared gate (unless --local-budget). */
+const openSyncApp = (inv: SyncInvocation, env: NodeJS.ProcessEnv, log: Logger): Promise<App> =>
+  createApp(inv.config, env, {
+    profile: 'sync',
+    log,
+    database: inv.database,
+    tenants: inv.tenants,
+    gates: inv.localBudget ? 'memory' : 'shared',
+  });
 
 /** Runs one sync of every chosen tenant, in parallel across tenants; one tenant's failure leaves the others running. */
 export async function runSync(
@@ -92,13 +107,8 @@ export async function runSync(
   });
   const resolved: ResolvedTenant[] = resolveTenants(inv.config, env, inv.tenants);
   // One budget per key: with Redis configured, the workers' shared gate (unless --local-budget).
-  await using app = await createApp(inv.config, env, {
-    profile: 'sync',
-    log,
-    database: inv.database,
-    tenants: inv.tenants,
-    gates: inv.localBudget ? 'memory' : 'shared',
-  });
+  await using owned = opts.app ? null : await openSyncApp(inv, env, log);
+  const app = opts.app ?? (owned as App);
   const failures: TenantFailure[] = [];
   // Records committed, page by page: what a stopped run keeps (a collection cut short is in no report).
   const committed = new Committed();
@@ -181,11 +191,38 @@ export async function syncCommand(argv: string[]): Promise<number> {
     }
   };
   const schedule = values.schedule;
+  if (values.watch) {
+    if (schedule !== undefined) throw new UsageError('--watch and --schedule do not go together');
+    return await untilStopped((signal) => syncAndWatch(inv, values, signal));
+  }
   return await untilStopped(async (signal) => {
     if (schedule === true) return await onConfigSchedules(inv, once, terminal, signal);
     if (schedule) return await onCron(schedule, inv, once, signal);
     return await once(inv, signal);
   });
+}
+
+/**
+ * `sync --watch`: one sync, then the chosen tenants kept live on the same app (one budget per key) until SIGTERM or
+ * SIGINT, which end it with exit 0 (docs/watch.md). Tenants whose config leaves `watch` off are watched with the
+ * default knobs. A config or key refused by the first sync ends it with that sync's exit code.
+ */
+async function syncAndWatch(inv: SyncInvocation, values: SyncValues, signal: AbortSignal): Promise<number> {
+  const log = createLogger();
+  await using app = await openSyncApp(inv, process.env, log);
+  const first = await runSync(inv, { json: values.json === true, signal, app });
+  if (signal.aborted) return EXIT.OK;
+  const code = reportRun(first, inv.config.baseUrl, values);
+  if (code === EXIT.USAGE || code === EXIT.AUTH) return code;
+  const watch = startWatch(app, {
+    signal,
+    fallback: DEFAULT_WATCH,
+    ...(inv.collections.length > 0 ? { collections: inv.collections } : {}),
+  });
+  if (!values.quiet && !values.json)
+    process.stderr.write(`understudy sync: watching ${watch.tenants} tenant(s); SIGTERM or Ctrl-C stops\n`);
+  await watch.done;
+  return EXIT.OK;
 }
 
 /** Runs `fn` with a signal that SIGINT or SIGTERM aborts (the run in flight commits its page, then stops). */

@@ -1,6 +1,7 @@
 import { createApp } from '../app/create-app.js';
 import { startChangeWorker } from '../app/start-change-worker.js';
 import { startSyncWorker } from '../app/start-sync-worker.js';
+import { startWatch } from '../app/start-watch.js';
 import { startWorkerOps } from '../app/start-worker-ops.js';
 import { startWriteWorker } from '../app/start-write-worker.js';
 import { loadConfigFile } from '../config/load-config.js';
@@ -67,6 +68,8 @@ export async function workerCommand(argv: string[]): Promise<number> {
       metrics: createOpsMetrics(),
     });
     await using sync = startSyncWorker(app, concurrency ? { concurrency } : {});
+    // The watched tenants kept live (config `watch`); stopped before the syncs on shutdown.
+    await using _watch = startWatch(app, { signal: stop.signal });
     await using writes = await startWriteWorker(app);
     // Webhooks, pruning of the change log and scheduled self-checks (docs/changes.md).
     await using changes = await startChangeWorker(app);

@@ -1,5 +1,6 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { VERSION } from '../version.js';
+import { type WatchMetrics, watchMetrics } from './watch-metrics.js';
 
 /** What the metrics need from a BullMQ queue: its name and its job counts (read on each scrape). */
 export interface QueueLike {
@@ -69,7 +70,7 @@ export interface OpsMetricsOptions {
  * The process's Prometheus metrics, on a registry of their own (not prom-client's global one), with one hook
  * per event the rest of the code reports. Hooks never throw and never block.
  */
-export interface OpsMetrics {
+export interface OpsMetrics extends WatchMetrics {
   readonly registry: Registry;
   /** The `Content-Type` of `text()`. */
   readonly contentType: string;
@@ -363,6 +364,7 @@ export function createOpsMetrics(opts: OpsMetricsOptions = {}): OpsMetrics {
   successes.register(registers);
   const writes = writeMetrics(registers);
   const queues = queueMetrics(registers, queueTimeoutMs);
+  const watch = watchMetrics(registry);
   return {
     registry,
     contentType: registry.contentType,
@@ -375,6 +377,9 @@ export function createOpsMetrics(opts: OpsMetricsOptions = {}): OpsMetrics {
     },
     ...writes,
     ...queues,
+    freshness: safe(watch.freshness),
+    watchProbe: safe(watch.watchProbe),
+    watchShare: safe(watch.watchShare),
     text: () => registry.metrics(),
   };
 }

@@ -1,5 +1,5 @@
 import { UnderstudyError } from '../errors.js';
-import type { CallOptions, PartnersClient } from './partners-client.js';
+import { type PartnersClient, withCallOptions } from './partners-client.js';
 import type { RateGate, RequestKind } from './rate-gate.js';
 
 /**
@@ -97,16 +97,5 @@ export async function acquireOrPark(
  * and the other jobs' requests are untouched).
  */
 export function parkingClient(client: PartnersClient, parking: Parking): PartnersClient {
-  const parked = (opts: CallOptions): CallOptions => ({ ...opts, parking });
-  return {
-    tenant: client.tenant,
-    listPage: (q, opts) => client.listPage(q, parked(opts)),
-    getById: (collection, id, q, opts) => client.getById(collection, id, q, parked(opts)),
-    themeSettingsSchema: (collection, opts) => client.themeSettingsSchema(collection, parked(opts)),
-    openapi: (opts) => client.openapi(parked(opts)),
-    create: (collection, body, q, opts) => client.create(collection, body, q, parked(opts)),
-    update: (collection, id, method, body, q, opts) => client.update(collection, id, method, body, q, parked(opts)),
-    delete: (collection, id, opts) => client.delete(collection, id, parked(opts)),
-    bulk: (collection, kind, body, q, opts) => client.bulk(collection, kind, body, q, parked(opts)),
-  };
+  return withCallOptions(client, (opts) => ({ ...opts, parking }));
 }

@@ -100,3 +100,21 @@ export interface PartnersClient {
     opts: CallOptions,
   ): Promise<BulkResult>;
 }
+
+/**
+ * The client with every call's options passed through `f` first (a job's parking, a meter counting each attempt):
+ * the one way to give all of a client's calls an option.
+ */
+export function withCallOptions(client: PartnersClient, f: (opts: CallOptions) => CallOptions): PartnersClient {
+  return {
+    tenant: client.tenant,
+    listPage: (q, opts) => client.listPage(q, f(opts)),
+    getById: (collection, id, q, opts) => client.getById(collection, id, q, f(opts)),
+    themeSettingsSchema: (collection, opts) => client.themeSettingsSchema(collection, f(opts)),
+    openapi: (opts) => client.openapi(f(opts)),
+    create: (collection, body, q, opts) => client.create(collection, body, q, f(opts)),
+    update: (collection, id, method, body, q, opts) => client.update(collection, id, method, body, q, f(opts)),
+    delete: (collection, id, opts) => client.delete(collection, id, f(opts)),
+    bulk: (collection, kind, body, q, opts) => client.bulk(collection, kind, body, q, f(opts)),
+  };
+}

@@ -3,8 +3,10 @@ import type { ListPage, ListQuery } from '../partners/partners-client.js';
 import { draftsOnly } from './drafts-only.js';
 import { type FullPass, type PassPlan, planPass } from './list-pass-plan.js';
 import { PageProgress } from './page-progress.js';
-import { afterWhere, earlierOf, keyFieldFor, laterOf, positionOf } from './position.js';
-import { type Position, PUBLISHED, type SyncKey, type SyncState } from './store-port.js';
+import type { UpstreamDoc } from '../vocabulary/ids.js';
+import { docKey } from '../vocabulary/record-key.js';
+import { afterWhere, earlierOf, isDated, keyFieldFor, laterOf, positionOf } from './position.js';
+import { type Position, PUBLISHED, type SyncKey, type SyncState, type WriteResult } from './store-port.js';
 import { DEFAULT_PAGE_SIZE, finishPass, type Run, type SyncMode } from './sync-run.js';
 import { syncUndatedTail } from './undated-tail.js';
 import type { VariantSpec } from './variants.js';
@@ -97,6 +99,23 @@ function stepPast(p: Paging, page: ListPage): PageStep {
   return { last, more, expected };
 }
 
+/** How long each record the page inserted, updated or revived took from its upstream `updatedAt` to the commit. */
+function reportFreshness(p: Paging, docs: readonly UpstreamDoc[], changes: WriteResult['changes']): void {
+  const { run } = p;
+  const committed = run.clock.now();
+  const stamps = new Map<string, number>();
+  for (const d of docs) {
+    const id = docKey(run.collection, d);
+    if (id !== null && isDated(d)) stamps.set(id, Date.parse(d.updatedAt as string));
+  }
+  const lagsMs: number[] = [];
+  for (const c of changes) {
+    const at = c.kind === 'delete' ? undefined : stamps.get(c.id);
+    if (at !== undefined) lagsMs.push(Math.max(0, committed - at));
+  }
+  if (lagsMs.length > 0) run.deps.onFresh?.({ collection: run.collection, lagsMs });
+}
+
 /** Commits a page with the state it leaves: a full pass's position, or the incremental cursor (never past now). */
 async function commitPage(p: Paging, { page, fetchedAt }: Fetched, step: PageStep): Promise<void> {
   const { run, pass, key } = p;
@@ -115,6 +134,7 @@ async function commitPage(p: Paging, { page, fetchedAt }: Fetched, step: PageSte
     ...(pass ? { seenBy: pass.runId } : {}),
   });
   run.counted(counts, docs.length, step.expected);
+  if (!p.full && run.deps.onFresh && counts.changes.length > 0) reportFreshness(p, docs, counts.changes);
   run.deps.log.debug(
     { collection: run.collection, variant: p.spec.variant, docs: docs.length, changed: counts.changes.length },
     'page committed',

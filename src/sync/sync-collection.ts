@@ -28,6 +28,16 @@ async function syncThemeSchema(run: Run): Promise<void> {
   }
 }
 
+/**
+ * What a run started by watch does under the collection's lease: the incremental passes of every variant (unless
+ * `pass` is false), then `after` (the deletion search), and never the theme-settings schema, which the schedule's
+ * runs keep (a watched collection is passed many times an hour; each read counts).
+ */
+export interface WatchedRun {
+  readonly pass: boolean;
+  readonly after?: (run: Run) => Promise<void>;
+}
+
 /** The collection's lease taken (or not: held by another run, or a failure taking it). */
 interface Taken {
   readonly lease: Lease | null;
@@ -71,6 +81,7 @@ async function mirrorLeased(
   reach: Exclude<Reach, { how: 'none' }>,
   lease: Lease,
   fenced: AbortController,
+  watched?: WatchedRun,
 ): Promise<unknown> {
   run.lease = lease;
   let lost = false;
@@ -80,12 +91,14 @@ async function mirrorLeased(
     fenced.abort();
   });
   try {
-    for (const spec of variantsFor(target, run.collection)) {
-      if (reach.how === 'list') await syncListed(run, spec, mode);
-      else if (reach.how === 'get') await syncByReference(run, spec, mode);
-      else if (reach.how === 'embedded') await syncEmbedded(run, spec, mode, reach.from);
-    }
-    await syncThemeSchema(run);
+    if (watched?.pass !== false)
+      for (const spec of variantsFor(target, run.collection)) {
+        if (reach.how === 'list') await syncListed(run, spec, mode);
+        else if (reach.how === 'get') await syncByReference(run, spec, mode);
+        else if (reach.how === 'embedded') await syncEmbedded(run, spec, mode, reach.from);
+      }
+    if (watched) await watched.after?.(run);
+    else await syncThemeSchema(run);
   } catch (err) {
     failure = err;
   }
@@ -148,13 +161,14 @@ async function recordRun(run: Run, target: TenantTarget, mode: SyncMode, status:
   });
 }
 
-/** The run's one outcome line. */
-function logOutcome(log: Logger, run: Run, status: RunStatus, code: string | undefined): void {
+/** The run's one outcome line (a watched run's at debug level unless it failed: there are many of them). */
+function logOutcome(log: Logger, run: Run, status: RunStatus, code: string | undefined, quiet: boolean): void {
   // `name` is the `collection` the child logger already binds: one field, one name.
   const { errorCode: _omit, name: _name, ...outcome } = run.report;
-  if (status === 'stopped') log.info(outcome, 'sync stopped');
-  else if (status === 'failed') log.error({ ...outcome, code }, 'sync failed');
-  else log.info(outcome, status === 'skipped' ? 'sync skipped' : 'sync finished');
+  const said = status === 'skipped' ? 'sync skipped' : status === 'stopped' ? 'sync stopped' : 'sync finished';
+  if (status === 'failed') log.error({ ...outcome, code }, 'sync failed');
+  else if (quiet) log.debug({ ...outcome, watch: true }, said);
+  else log.info(outcome, said);
 }
 
 /** The end of a collection's run: its report finished, the failure settled, the run recorded and logged. */
@@ -165,6 +179,7 @@ async function endRun(
   started: number,
   taken: Taken & { readonly skipped: boolean },
   failure: unknown,
+  quiet = false,
 ): Promise<CollectionReport> {
   const log = run.deps.log.child({ tenant: target.slug, collection: run.collection });
   run.report.ms = Date.now() - started;
@@ -177,7 +192,7 @@ async function endRun(
   const status: RunStatus =
     code === 'US_ABORTED' ? 'stopped' : failure ? 'failed' : taken.skipped || taken.locked ? 'skipped' : 'ok';
   await recordRun(run, target, mode, status);
-  logOutcome(log, run, status, code);
+  logOutcome(log, run, status, code, quiet);
   if (code === 'US_AUTH' || code === 'US_ABORTED') throw failure;
   return run.report;
 }
@@ -199,6 +214,8 @@ export async function syncCollection(
      * the caller trying again later.
      */
     readonly quietIfLocked?: boolean;
+    /** A run started by watch: what it does under the lease instead of the usual passes (docs/watch.md). */
+    readonly watched?: WatchedRun;
   } = {},
 ): Promise<CollectionReport> {
   const started = Date.now();
@@ -214,7 +231,8 @@ export async function syncCollection(
   }
   const failure =
     taken.lease && reach.how !== 'none'
-      ? await mirrorLeased(run, target, mode, reach, taken.lease, fenced)
+      ? await mirrorLeased(run, target, mode, reach, taken.lease, fenced, opts.watched)
       : taken.failure;
-  return endRun(run, target, mode, started, { ...taken, skipped: reach.how === 'none' }, failure);
+  const skipped = { ...taken, skipped: reach.how === 'none' };
+  return endRun(run, target, mode, started, skipped, failure, opts.watched !== undefined);
 }

@@ -41,6 +41,11 @@ export interface SyncDeps {
    * records this pass expects in all (`totalDocs` of what is left, plus what was read before).
    */
   readonly onProgress?: (p: { collection: CollectionSlug; pages: number; fetched: number; total?: number }) => void;
+  /**
+   * Told after an incremental page commits, with how long each record it inserted, updated or revived took from
+   * its upstream `updatedAt` to that commit (ms): the freshness of the mirror (`understudy_freshness_seconds`).
+   */
+  readonly onFresh?: (p: { collection: CollectionSlug; lagsMs: readonly number[] }) => void;
   /** Told when a request of this run waits at its key's rate gate (`since`), and when it is let through (`null`). */
   readonly onWaiting?: (p: { collection: CollectionSlug; kind: 'read' | 'write'; since: number | null }) => void;
 }

@@ -49,7 +49,7 @@ export async function syncHarness(simOpts: SimulatorOptions = {}, clientOpts: Pa
   onTestFinished(() => sim.close());
   const dbPath = join(tempDir(), 'mirror.db');
   const clock = manualClock();
-  const { store } = await openMirror(dbPath, clock);
+  const { store, watch } = await openMirror(dbPath, clock);
   onTestFinished(() => store.close());
   const t = sim.tenants[0];
   if (!t) throw new Error('simulator has no tenant');
@@ -67,7 +67,7 @@ export async function syncHarness(simOpts: SimulatorOptions = {}, clientOpts: Pa
     }
   };
   const upstream = (collection: Parameters<typeof sim.controls.docs>[1]) => sim.controls.docs(t.slug, collection);
-  return { sim, store, clock, client, deps, target, query, dbPath, tenant: t, upstream };
+  return { sim, store, watch, clock, client, deps, target, query, dbPath, tenant: t, upstream };
 }
 
 export type Harness = Awaited<ReturnType<typeof syncHarness>>;

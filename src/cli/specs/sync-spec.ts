@@ -3,7 +3,7 @@ import { defineCommand, shared } from '../parse-flags.js';
 export const SYNC_SPEC = defineCommand({
   name: 'sync',
   summary: 'mirror tenants into SQLite or PostgreSQL',
-  usage: '[--config FILE | --base-url URL --tenant SLUG...] [--collection NAME]... [--full] [options]',
+  usage: '[--config FILE | --base-url URL --tenant SLUG...] [--collection NAME]... [--full] [--watch] [options]',
   about:
     'Mirrors tenants of the Content Partners API into SQLite or PostgreSQL (--db postgres://…). Without --config, the key comes from PARTNERS_API_KEY, ' +
     'the base URL from --base-url or PARTNERS_BASE_URL, the database from --db, UNDERSTUDY_DB or ./data/understudy.db. ' +
@@ -45,6 +45,10 @@ export const SYNC_SPEC = defineCommand({
       optionalValue: true,
       value: 'CRON',
       help: "keep running, no Redis, runs never overlap. Alone: the config's schedules (each tenant's incrementalEveryMinutes, the first at once, and fullCron, in its schedule.timezone). With CRON: a sync of every tenant on each tick, read in each tenant's schedule.timezone (else the process's zone)",
+    },
+    watch: {
+      type: 'boolean',
+      help: "after this sync, keep the chosen tenants live until SIGTERM or Ctrl-C (exit 0), no Redis needed: each collection probed, a change upstream mirrored within seconds (config watch's knobs; the defaults where the config leaves watch off). See docs/watch.md",
     },
     wait: {
       type: 'string',

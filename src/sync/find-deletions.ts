@@ -1,0 +1,169 @@
+import { hasMore } from '../partners/list-envelope.js';
+import type { ListPage, Where } from '../partners/partners-client.js';
+import type { UpstreamDoc } from '../vocabulary/ids.js';
+import { docKey } from '../vocabulary/record-key.js';
+import { existingAsDrafts } from './drafts-only.js';
+import { keyFieldFor } from './position.js';
+import type { RowVersion } from './self-check.js';
+import { PUBLISHED, type SyncKey } from './store-port.js';
+import type { Run } from './sync-run.js';
+import type { WatchStore } from './watch-port.js';
+
+/** A range read whole once neither side holds more records than this: one page at the sync's largest clamp. */
+const LEAF_RECORDS = 100;
+/** Bounds the pages of a leaf (a burst of more than 100 records sharing one instant is read by page number). */
+const MAX_LEAF_PAGES = 50;
+
+/** What a search found and did: rows tombstoned (gone, or unpublished) and records the mirror lacked, upserted. */
+export interface SearchResult {
+  readonly deleted: number;
+  readonly unpublished: number;
+  readonly upserted: number;
+}
+
+/** A half-open `updatedAt` range [from, before): null is open. */
+interface Range {
+  readonly from: string | null;
+  readonly before: string;
+}
+
+const rangeWhere = (r: Range): Where => ({
+  and: [
+    ...(r.from === null ? [] : [{ updatedAt: { greater_than_equal: r.from } }]),
+    { updatedAt: { less_than: r.before } },
+  ],
+});
+
+const instant = (at: string): number => Date.parse(at);
+
+/** One search over one collection's published rows, inside its run (lease, fence, request count). */
+class Search {
+  readonly key: SyncKey;
+  readonly keyField: string;
+  /** Mirror rows the upstream's range no longer lists: gone, unpublished, or moved by an edit (checked by id). */
+  readonly candidates: string[] = [];
+  /** Upstream records the mirror lacks or holds in another version. */
+  readonly fresh: UpstreamDoc[] = [];
+
+  constructor(
+    readonly run: Run,
+    readonly rows: WatchStore,
+  ) {
+    this.key = run.key(PUBLISHED);
+    this.keyField = keyFieldFor(run.collection);
+  }
+
+  private async list(where: Where, limit: number, page = 1): Promise<ListPage> {
+    return this.run.listPage({}, page, limit, `updatedAt,${this.keyField}`, where);
+  }
+
+  /** The upstream's count of records in `r` (one `limit=1` read). */
+  private async count(r: Range): Promise<number> {
+    return (await this.list(rangeWhere(r), 1)).totalDocs;
+  }
+
+  /**
+   * Narrows `r` (the mirror's rows `mine`, the upstream's `upstream` records) to the ranges whose counts differ,
+   * halving by the mirror's rows: one count per step, the other half's count by difference.
+   */
+  async narrow(r: Range, mine: readonly RowVersion[], upstream: number): Promise<void> {
+    this.run.checkStop();
+    if (mine.length === upstream) return;
+    if (Math.max(mine.length, upstream) <= LEAF_RECORDS) return this.leaf(r, mine);
+    const split = splitPoint(mine);
+    if (split === null) return this.leaf(r, mine);
+    const left: Range = { from: r.from, before: split };
+    const right: Range = { from: split, before: r.before };
+    const leftUp = await this.count(left);
+    const leftMine = mine.filter((m) => instant(m.updatedAt as string) < instant(split));
+    const rightMine = mine.filter((m) => instant(m.updatedAt as string) >= instant(split));
+    await this.narrow(left, leftMine, leftUp);
+    await this.narrow(right, rightMine, upstream - leftUp);
+  }
+
+  /** Reads a range whole and compares it record by record with the mirror's rows in it. */
+  private async leaf(r: Range, mine: readonly RowVersion[]): Promise<void> {
+    const listed = new Map<string, UpstreamDoc>();
+    for (let page = 1; page <= MAX_LEAF_PAGES; page++) {
+      const got = await this.list(rangeWhere(r), LEAF_RECORDS, page);
+      for (const d of got.docs) {
+        const id = docKey(this.run.collection, d);
+        if (id !== null) listed.set(id, d);
+      }
+      if (!hasMore(got, LEAF_RECORDS) || got.docs.length === 0) break;
+    }
+    const versions = new Map(mine.map((m) => [m.id, m.updatedAt]));
+    for (const m of mine) if (!listed.has(m.id)) this.candidates.push(m.id);
+    for (const [id, d] of listed) {
+      const have = versions.get(id);
+      if (have === undefined || have === null || instant(have) !== instant(String(d.updatedAt))) this.fresh.push(d);
+    }
+  }
+
+  /** Of the candidates, those the upstream still lists (moved by an edit since): their records, to upsert. */
+  async stillListed(): Promise<UpstreamDoc[]> {
+    const found: UpstreamDoc[] = [];
+    for (let i = 0; i < this.candidates.length; i += LEAF_RECORDS) {
+      const batch = this.candidates.slice(i, i + LEAF_RECORDS);
+      const page = await this.list({ [this.keyField]: { in: batch } }, batch.length);
+      found.push(...page.docs);
+    }
+    return found;
+  }
+}
+
+/**
+ * Where to halve a range: the `updatedAt` of its middle mirror row, moved on to the next distinct instant when the
+ * rows before it share it; null when every row shares one instant (the range is then read whole).
+ */
+function splitPoint(mine: readonly RowVersion[]): string | null {
+  const sorted = [...mine].sort((a, b) => instant(a.updatedAt as string) - instant(b.updatedAt as string));
+  const first = instant(sorted[0]?.updatedAt as string);
+  for (let i = Math.floor(sorted.length / 2); i < sorted.length; i++) {
+    const at = instant(sorted[i]?.updatedAt as string);
+    if (at > first) return new Date(at).toISOString();
+  }
+  return null;
+}
+
+/**
+ * Finds, by counting, the published records of the run's collection dated up to `upTo` (inclusive) that the mirror
+ * holds and the upstream no longer lists, and tombstones them: `unpublished` when they exist upstream as drafts,
+ * else `deleted`. A hard delete is invisible to `updatedAt`, and reading the whole collection costs a request per
+ * page; instead the upstream's count of the range is compared with the mirror's and the range halved (by the
+ * mirror's rows) down to ranges of at most 100 records that differ, about log2(n / 100) counts, then those read
+ * whole. A mirror row missing from its range is looked up by id before it is tombstoned: one edited since has
+ * moved, not gone, and its record is upserted (as are records the mirror lacked in the ranges read). Runs under the
+ * run's lease; every commit is fenced by it.
+ */
+export async function findDeletions(run: Run, rows: WatchStore, upTo: string, upstream: number): Promise<SearchResult> {
+  const search = new Search(run, rows);
+  const before = new Date(instant(upTo) + 1).toISOString();
+  const mine = await rows.liveVersions(search.key, { from: null, before });
+  await search.narrow({ from: null, before }, mine, upstream);
+  const moved = search.candidates.length > 0 ? await search.stillListed() : [];
+  const movedIds = new Set(moved.map((d) => docKey(run.collection, d)));
+  const gone = search.candidates.filter((id) => !movedIds.has(id));
+  const lookup = { client: run.deps.client, opts: run.opts, log: run.deps.log, checkStop: () => run.checkStop() };
+  const drafts =
+    gone.length > 0 ? new Set(await existingAsDrafts(lookup, run.collection, search.keyField, gone)) : null;
+  const upserts = [...search.fresh, ...moved];
+  let upserted = 0;
+  if (upserts.length > 0) {
+    const r = await run.commit(search.key, { upserts });
+    upserted = r.inserted + r.updated + r.revived;
+    run.counted(r, upserts.length);
+  }
+  const unpublished = gone.filter((id) => drafts?.has(id));
+  const deleted = gone.filter((id) => !drafts?.has(id));
+  let tombstoned = 0;
+  if (deleted.length > 0) tombstoned += (await run.commit(search.key, { deletes: deleted })).deleted;
+  let unpublishedCount = 0;
+  if (unpublished.length > 0) {
+    unpublishedCount = (await run.commit(search.key, { deletes: unpublished, deleteReason: 'unpublished' })).deleted;
+    tombstoned += unpublishedCount;
+  }
+  run.report.deleted += tombstoned;
+  if (unpublishedCount > 0) run.report.unpublished = (run.report.unpublished ?? 0) + unpublishedCount;
+  return { deleted: tombstoned - unpublishedCount, unpublished: unpublishedCount, upserted };
+}

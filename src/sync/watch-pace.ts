@@ -1,0 +1,52 @@
+import type { WatchKnobs } from '../vocabulary/watch-knobs.js';
+
+/** How fast the change rate forgets: a change weighs half after about 21 s (τ ln 2). */
+export const RATE_TAU_MS = 30_000;
+/** No collection is probed more often than this, whatever its targets. */
+export const MIN_INTERVAL_MS = 2_000;
+/** Of its idle budget share, watch plans to use this much when nothing changes (a margin for the bound). */
+const IDLE_MARGIN = 0.8;
+
+/** A collection's recent change rate: an exponentially weighted count of probes that found a change, per second. */
+export interface Pace {
+  /** Changes per second, as of `at`. */
+  readonly rate: number;
+  /** When `rate` was last brought up to date (ms). */
+  readonly at: number;
+}
+
+export const STILL: Pace = { rate: 0, at: 0 };
+
+/** The rate as of `now`: decayed since it was last brought up to date. */
+export const rateAt = (pace: Pace, now: number): number =>
+  pace.at === 0 ? 0 : pace.rate * Math.exp(-Math.max(0, now - pace.at) / RATE_TAU_MS);
+
+/** The pace after a probe at `now` that did (`changed`) or did not find a change. */
+export function paceAfter(pace: Pace, now: number, changed: boolean): Pace {
+  return { rate: rateAt(pace, now) + (changed ? 1000 / RATE_TAU_MS : 0), at: now };
+}
+
+/**
+ * How often a collection is probed when nothing changes, for a key whose collections number `collections` (over
+ * every watched tenant on the key): half the `all` target, so a change is seen well within it, widened when that
+ * would take more than `idleShare` of the key's read budget (`readsPerMinute`).
+ */
+export function idleIntervalMs(knobs: WatchKnobs, collections: number, readsPerMinute: number): number {
+  const idleReads = Math.max(1e-9, knobs.idleShare * readsPerMinute * IDLE_MARGIN);
+  const byBudget = (Math.max(1, collections) * 60_000) / idleReads;
+  return Math.max(knobs.allMs / 2, byBudget, MIN_INTERVAL_MS);
+}
+
+/** The shortest interval a changing collection is probed at: half the `hot` target, never under 2 s. */
+export const hotIntervalMs = (knobs: WatchKnobs): number => Math.max(MIN_INTERVAL_MS, knobs.hotMs / 2);
+
+/**
+ * The probe interval of a collection changing at `rate` per second: about half the mean time between its changes
+ * (a changing collection is probed about twice per change, so the change waits half an interval on average), between
+ * the hot interval and the idle one. A collection changing every 2 s is probed at the hot interval; one changed once
+ * a minute ago drifts back to the idle interval as its rate decays.
+ */
+export function probeIntervalMs(rate: number, hot: number, idle: number): number {
+  if (rate <= 0) return idle;
+  return Math.min(idle, Math.max(hot, 1000 / (2 * rate)));
+}

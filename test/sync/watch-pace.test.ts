@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { WatchMeter } from '../../src/sync/watch-meter.js';
+import {
+  hotIntervalMs,
+  idleIntervalMs,
+  MIN_INTERVAL_MS,
+  paceAfter,
+  probeIntervalMs,
+  rateAt,
+  STILL,
+} from '../../src/sync/watch-pace.js';
+import { DEFAULT_WATCH } from '../../src/vocabulary/watch-knobs.js';
+
+describe('watch pace', () => {
+  const hot = hotIntervalMs(DEFAULT_WATCH);
+  const idle = idleIntervalMs(DEFAULT_WATCH, 12, 100);
+
+  it('probes a quiet key at half the all target, within idleShare of the budget', () => {
+    expect(hot).toBe(5_000);
+    expect(idle).toBe(60_000);
+    // 12 collections every 60 s: 12 reads a minute of 100, under the 20 idleShare allows.
+    expect((12 * 60_000) / idle).toBeLessThanOrEqual(DEFAULT_WATCH.idleShare * 100);
+    // 40 collections on one key: widened so their probes stay within 80% of idleShare (16 reads a minute).
+    const many = idleIntervalMs(DEFAULT_WATCH, 40, 100);
+    expect((40 * 60_000) / many).toBeCloseTo(16, 5);
+    expect(idleIntervalMs({ ...DEFAULT_WATCH, hotMs: 1000 }, 1, 100)).toBeGreaterThanOrEqual(MIN_INTERVAL_MS);
+    expect(hotIntervalMs({ ...DEFAULT_WATCH, hotMs: 1000 })).toBe(MIN_INTERVAL_MS);
+  });
+
+  it('probes a collection changing every 2 s at the hot interval, and drifts back to idle once it stops', () => {
+    let pace = STILL;
+    let t = 1_000_000;
+    // A change found at every probe, probed every 5 s for two minutes.
+    for (let i = 0; i < 24; i++) {
+      pace = paceAfter(pace, t, true);
+      t += 5_000;
+    }
+    expect(probeIntervalMs(rateAt(pace, t), hot, idle)).toBe(hot);
+    // One minute without change: wider; three minutes: idle.
+    expect(probeIntervalMs(rateAt(pace, t + 60_000), hot, idle)).toBeGreaterThan(hot);
+    expect(probeIntervalMs(rateAt(pace, t + 180_000), hot, idle)).toBe(idle);
+  });
+
+  it('never probes a quiet collection more often than idle, and one changed once briefly sooner', () => {
+    expect(probeIntervalMs(0, hot, idle)).toBe(idle);
+    const once = paceAfter(STILL, 1000, true);
+    const next = probeIntervalMs(rateAt(once, 1000), hot, idle);
+    expect(next).toBeGreaterThan(hot);
+    expect(next).toBeLessThan(idle);
+    expect(rateAt(paceAfter(once, 2000, false), 2000)).toBeLessThan(rateAt(once, 1000));
+  });
+});
+
+describe('watch meter', () => {
+  it("holds watch to maxShare of the key's window, and says how long until it may go on", () => {
+    const m = new WatchMeter(100, 60_000, 0.6);
+    expect(m.cap).toBe(60);
+    for (let i = 0; i < 59; i++) m.count(1000 + i * 100);
+    expect(m.waitFor(7000, 1)).toBe(0);
+    // 59 sent: two more would pass the cap; the first one sent leaves the window at 61 000.
+    expect(m.waitFor(7000, 2)).toBe(1000 + 60_000 - 7000);
+    expect(m.share(7000)).toBeCloseTo(0.59, 5);
+    expect(m.used(61_001)).toBe(58);
+    expect(m.waitFor(61_001, 2)).toBe(0);
+  });
+});
