@@ -4,14 +4,22 @@ import { didYouMean } from './did-you-mean.js';
 type Schema = v.GenericSchema;
 type Issue = v.BaseIssue<unknown>;
 
-/** The schema that checks the value at `keys` below `schema` (through optional, nullable, arrays and objects). */
+/** The schema inside optional and nullable wrappers, and the object or list option of a union (`watch`). */
+function unwrap(x: Schema): Schema {
+  let cur = x;
+  for (;;) {
+    if ('wrapped' in cur && cur.wrapped) cur = cur.wrapped as Schema;
+    else if (cur.type === 'union' && 'options' in cur) {
+      const nested = (cur.options as Schema[]).find((o) => 'entries' in unwrap(o) || 'item' in unwrap(o));
+      if (!nested) return cur;
+      cur = nested;
+    } else return cur;
+  }
+}
+
+/** The schema that checks the value at `keys` below `schema` (through wrappers, unions, arrays and objects). */
 function schemaAt(schema: Schema, keys: readonly (string | number)[]): Schema | null {
   let s: Schema | undefined = schema;
-  const unwrap = (x: Schema): Schema => {
-    let cur = x;
-    while ('wrapped' in cur && cur.wrapped) cur = cur.wrapped as Schema;
-    return cur;
-  };
   for (const key of keys) {
     if (!s) return null;
     s = unwrap(s);
@@ -20,6 +28,19 @@ function schemaAt(schema: Schema, keys: readonly (string | number)[]): Schema | 
     else return null;
   }
   return s ? unwrap(s) : null;
+}
+
+/**
+ * The issues to show for one valibot issue. A union (`watch`: a boolean or an object of knobs) reports one issue
+ * holding each option's issues; when the value fits an option's type and fails inside it (an unknown knob, a bad
+ * share), those inner issues, at their full paths, say more than "must be true, false or an object".
+ */
+export function leafIssues(issue: Issue): Issue[] {
+  if (issue.type !== 'union' || !issue.issues) return [issue];
+  // An option's issue without a path of its own is "not this option's type": not what went wrong inside one.
+  const inner = issue.issues.filter((sub) => (sub.path?.length ?? 0) > 0);
+  if (inner.length === 0) return [issue];
+  return inner.flatMap((sub) => leafIssues({ ...sub, path: [...(issue.path ?? []), ...(sub.path ?? [])] } as Issue));
 }
 
 const kindOf = (value: unknown): string => {
@@ -71,6 +92,8 @@ export function describeIssue(issue: Issue, root: Schema): { path: string; text:
   switch (issue.type) {
     case 'min_value':
       return { path: dot, text: `must be at least ${String(req)} (got ${String(issue.input)})` };
+    case 'gt_value':
+      return { path: dot, text: `must be above ${String(req)} (got ${String(issue.input)})` };
     case 'max_value':
       return { path: dot, text: `must be at most ${String(req)} (got ${String(issue.input)})` };
     case 'integer':

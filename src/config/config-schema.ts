@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { COLLECTION_NAMES, type CollectionSlug, collectionNamed } from '../vocabulary/collections.js';
+import { durationSeconds } from '../vocabulary/duration.js';
 import { TENANT_SLUG } from '../vocabulary/ids.js';
 import { DEFAULT_MAX_BODY_BYTES } from '../writes/validate-write.js';
 import { isCronExpression, isTimeZone } from './schedule-checks.js';
@@ -95,6 +96,51 @@ const Webhook = v.pipe(
   ),
 );
 
+const DURATION_WORDS = 'must be a duration such as "10s" or "2m"';
+
+/** A duration with its unit (`"10s"`, `"2m"`, `"1m30s"`): a bare number could mean seconds or milliseconds. */
+const isDurationText = (text: string): boolean =>
+  /[a-z]/i.test(text) && Number.isFinite(durationSeconds(text) ?? Number.NaN);
+
+const Duration = v.pipe(
+  v.string((issue) => `${DURATION_WORDS} (got ${JSON.stringify(issue.input)})`),
+  v.check(isDurationText, (issue) => `${DURATION_WORDS} (got ${JSON.stringify(issue.input)})`),
+);
+
+/** A share of a key's read budget: above 0, at most 1. */
+const Share = v.pipe(v.number(), v.gtValue(0), v.maxValue(1));
+
+/**
+ * Watch's knobs (issue 26, docs/watch.md), each optional: a knob left out comes from the top-level `watch`, then
+ * from `DEFAULT_WATCH`. Checks across knobs (`idleShare` not above `maxShare`, `all` not below `hot`) are made once
+ * they are merged (`watchConflict`), since a tenant may set one knob of a pair and the top level the other.
+ */
+const WatchKnobsSchema = v.strictObject({
+  /** The share of the key's read budget watch may use at most. */
+  maxShare: v.optional(Share),
+  /** The share its probes use when nothing changes. */
+  idleShare: v.optional(Share),
+  /** The freshness target of a changing collection. */
+  hot: v.optional(
+    v.pipe(
+      Duration,
+      // Only a readable duration is compared: a bad one has its own message, and one line per field is enough.
+      v.check(
+        (text) => !isDurationText(text) || (durationSeconds(text) ?? 0) >= 2,
+        (issue) => `must be at least "2s" (got ${JSON.stringify(issue.input)})`,
+      ),
+    ),
+  ),
+  /** The freshness target of every collection. */
+  all: v.optional(Duration),
+});
+
+/** `true` (the default knobs), `false` (off), or an object of knobs. */
+const WatchSchema = v.union(
+  [v.boolean(), WatchKnobsSchema],
+  'must be true, false or an object of knobs (maxShare, idleShare, hot, all)',
+);
+
 export const TenantSchema = v.strictObject({
   slug: v.pipe(v.string(), v.regex(TENANT_SLUG, 'a tenant slug is lower-case letters, digits and -')),
   // POSIX names environment variables in upper case, digits and _. Anything else is refused without echoing it:
@@ -120,6 +166,8 @@ export const TenantSchema = v.strictObject({
       v.check((hooks) => new Set(hooks.map((h) => h.url)).size === hooks.length, 'a webhook url is listed twice'),
     ),
   ),
+  /** Live freshness for this tenant: replaces the top-level `watch`, knob by knob when both are objects. */
+  watch: v.optional(WatchSchema),
 });
 
 export const ConfigSchema = v.strictObject({
@@ -182,8 +230,14 @@ export const ConfigSchema = v.strictObject({
   ),
   /** Longest upstream response body read, in bytes (enforced while streaming); over it the request fails. */
   maxResponseBytes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1024)), 32 * 1024 * 1024),
+  /** Live freshness (docs/watch.md) for every tenant that does not say otherwise; absent: off. */
+  watch: v.optional(WatchSchema),
   tenants: v.pipe(v.array(TenantSchema), v.minLength(1)),
 });
 
 export type Config = v.InferOutput<typeof ConfigSchema>;
 export type TenantConfig = v.InferOutput<typeof TenantSchema>;
+/** A `watch` setting as written: `true`, `false`, or knobs (durations still as text). */
+export type WatchSetting = v.InferOutput<typeof WatchSchema>;
+/** The knobs of a `watch` object, as written. */
+export type WatchKnobsSetting = v.InferOutput<typeof WatchKnobsSchema>;

@@ -2,15 +2,16 @@ import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import * as v from 'valibot';
 import { ConfigError } from '../errors.js';
-import { describeIssue, jsonErrorLocation, jsonErrorWords } from './config-issues.js';
+import { describeIssue, jsonErrorLocation, jsonErrorWords, leafIssues } from './config-issues.js';
 import { type Config, ConfigSchema } from './config-schema.js';
 import { sharedKeyConflict } from './shared-key-budget.js';
+import { watchConflict } from './watch-setting.js';
 
 /** Validates a parsed config object; throws `ConfigError` naming every failing field path. */
 export function parseConfig(raw: unknown, source = 'config'): Config {
   const parsed = v.safeParse(ConfigSchema, raw);
   if (!parsed.success) {
-    const lines = parsed.issues.map((issue) => {
+    const lines = parsed.issues.flatMap(leafIssues).map((issue) => {
       const { path, text } = describeIssue(issue, ConfigSchema);
       return `${path || '(top level)'}: ${text}`;
     });
@@ -21,6 +22,8 @@ export function parseConfig(raw: unknown, source = 'config'): Config {
     if (slugs.has(t.slug)) throw new ConfigError(`${source}: tenants.${i}.slug: duplicate tenant "${t.slug}"`);
     slugs.add(t.slug);
   }
+  const watch = watchConflict(parsed.output);
+  if (watch) throw new ConfigError(`${source}: ${watch}`);
   // Tenants naming one variable use one key, so one budget: the gate is per key, and two limits cannot both hold.
   const conflict = sharedKeyConflict(parsed.output.tenants.map((t, i) => ({ ...t, index: i, keyId: t.apiKeyEnv })));
   if (conflict) throw new ConfigError(`${source}: ${conflict}`);

@@ -3,8 +3,10 @@ import { keyHash } from '../partners/key-hash.js';
 import { DEFAULT_BUDGET, type RateBudget } from '../partners/rate-gate.js';
 import type { CollectionSlug } from '../vocabulary/collections.js';
 import { type TenantSlug, tenantSlug } from '../vocabulary/ids.js';
+import type { WatchKnobs } from '../vocabulary/watch-knobs.js';
 import type { Config } from './config-schema.js';
 import { sharedKeyConflict } from './shared-key-budget.js';
+import { watchOf } from './watch-setting.js';
 
 /** A configured tenant with its key read from the environment. The key stays in memory only. */
 export interface ResolvedTenant {
@@ -15,6 +17,8 @@ export interface ResolvedTenant {
   readonly collections?: readonly CollectionSlug[];
   readonly drafts: boolean;
   readonly locales?: readonly string[];
+  /** How the tenant is kept live (config `watch`, docs/watch.md), durations in milliseconds; null: not watched. */
+  readonly watch: WatchKnobs | null;
 }
 
 /**
@@ -57,6 +61,7 @@ export function resolveTenants(config: Config, env: NodeJS.ProcessEnv, only: rea
       ...(t.collections ? { collections: t.collections } : {}),
       drafts: t.drafts,
       ...(t.locales ? { locales: t.locales } : {}),
+      watch: watchOf(config, t),
     };
   });
 }
