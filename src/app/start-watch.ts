@@ -1,8 +1,8 @@
 import { keyHash } from '../partners/key-hash.js';
 import type { PartnersClient } from '../partners/partners-client.js';
 import type { SyncDeps } from '../sync/sync-run.js';
-import type { CollectionSlug } from '../vocabulary/collections.js';
 import { type WatchedTenant, watchTenants } from '../sync/watch-loop.js';
+import type { CollectionSlug } from '../vocabulary/collections.js';
 import type { WatchKnobs } from '../vocabulary/watch-knobs.js';
 import type { App, TenantSettings } from './create-app.js';
 

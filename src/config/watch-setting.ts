@@ -29,7 +29,9 @@ const DEFAULTS: Layer = {
 function layersOf(top: WatchSetting | undefined, own: WatchSetting | undefined): Layer[] | null {
   const setting = own ?? top;
   if (setting === undefined || setting === false) return null;
-  if (setting === true) return [DEFAULTS];
+  // A tenant's `true` under a top-level object turns watch on with the top level's knobs.
+  if (setting === true)
+    return typeof top === 'object' ? [DEFAULTS, { knobs: top, from: ' from the top-level watch' }] : [DEFAULTS];
   const under = own !== undefined && typeof top === 'object' ? [{ knobs: top, from: ' from the top-level watch' }] : [];
   return [DEFAULTS, ...under, { knobs: setting, from: '' }];
 }
@@ -51,8 +53,9 @@ function msOf(text: string): number {
 
 /**
  * How `tenant` is watched: `DEFAULT_WATCH` under the top-level `watch` object under the tenant's own, durations in
- * milliseconds; null when it is not watched (no `watch`, or `false` where it counts). A tenant's `true` or `false`
- * replaces the top-level setting; a tenant's object overrides the top-level object knob by knob.
+ * milliseconds; null when it is not watched (no `watch`, or `false` where it counts). A tenant's `false` turns it
+ * off; its `true` turns it on with the top-level knobs (the defaults when the top level says `true` or nothing); its
+ * object overrides the top-level object knob by knob.
  */
 export function watchOf(config: Pick<Config, 'watch'>, tenant: Pick<TenantConfig, 'watch'>): WatchKnobs | null {
   const layers = layersOf(config.watch, tenant.watch);

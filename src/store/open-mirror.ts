@@ -10,8 +10,8 @@ import { asDialect, type Dialect } from './dialect.js';
 import type { StoreEngine } from './engine.js';
 import { KyselyStore } from './kysely-store.js';
 import { migrateToLatest } from './migrate.js';
-import { watchTables } from './watch-table.js';
 import { type MirrorHealth, mirrorHealth } from './mirror-health.js';
+import { watchTables } from './watch-table.js';
 import { kyselyWriteLog } from './write-log.js';
 
 /** Everything a process reads and writes in the mirror, over ONE connection (or pool) to it. */

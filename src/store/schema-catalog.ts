@@ -431,7 +431,8 @@ const BOOKKEEPING: readonly RelationNote[] = [
   {
     name: 'watch_state',
     kind: 'table',
-    about: "the watch of each tenant and collection, as `status` shows it (kept by the watching worker every few seconds)",
+    about:
+      'the watch of each tenant and collection, as `status` shows it (kept by the watching worker every few seconds)',
     columns: [
       t('tenant', 'tenant slug', true),
       t('collection', 'collection slug', true),

@@ -55,7 +55,11 @@ export const watchTables = {
   },
 
   async release(db: Kysely<Database>, holder: string): Promise<void> {
-    await db.updateTable('watch_owners').set({ expires_at: at(0) }).where('holder', '=', holder).execute();
+    await db
+      .updateTable('watch_owners')
+      .set({ expires_at: at(0) })
+      .where('holder', '=', holder)
+      .execute();
   },
 
   async save(db: Kysely<Database>, rows: readonly WatchStatusRow[], now: string): Promise<void> {

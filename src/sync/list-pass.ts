@@ -1,10 +1,10 @@
 import { hasMore } from '../partners/list-envelope.js';
 import type { ListPage, ListQuery } from '../partners/partners-client.js';
+import type { UpstreamDoc } from '../vocabulary/ids.js';
+import { docKey } from '../vocabulary/record-key.js';
 import { draftsOnly } from './drafts-only.js';
 import { type FullPass, type PassPlan, planPass } from './list-pass-plan.js';
 import { PageProgress } from './page-progress.js';
-import type { UpstreamDoc } from '../vocabulary/ids.js';
-import { docKey } from '../vocabulary/record-key.js';
 import { afterWhere, earlierOf, isDated, keyFieldFor, laterOf, positionOf } from './position.js';
 import { type Position, PUBLISHED, type SyncKey, type SyncState, type WriteResult } from './store-port.js';
 import { DEFAULT_PAGE_SIZE, finishPass, type Run, type SyncMode } from './sync-run.js';

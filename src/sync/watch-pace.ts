@@ -28,13 +28,14 @@ export function paceAfter(pace: Pace, now: number, changed: boolean): Pace {
 
 /**
  * How often a collection is probed when nothing changes, for a key whose collections number `collections` (over
- * every watched tenant on the key): half the `all` target, so a change is seen well within it, widened when that
- * would take more than `idleShare` of the key's read budget (`readsPerMinute`).
+ * every watched tenant on the key): as often as 80% of `idleShare` of the key's read budget (`readsPerMinute`)
+ * allows, spread evenly over them, but never more often than the hot interval. A key with few collections sees a
+ * change within seconds even when quiet; one with many stays within `idleShare`, even where that makes the interval
+ * longer than the `all` target can bear (the share wins; `status` shows the interval).
  */
 export function idleIntervalMs(knobs: WatchKnobs, collections: number, readsPerMinute: number): number {
   const idleReads = Math.max(1e-9, knobs.idleShare * readsPerMinute * IDLE_MARGIN);
-  const byBudget = (Math.max(1, collections) * 60_000) / idleReads;
-  return Math.max(knobs.allMs / 2, byBudget, MIN_INTERVAL_MS);
+  return Math.max(hotIntervalMs(knobs), (Math.max(1, collections) * 60_000) / idleReads);
 }
 
 /** The shortest interval a changing collection is probed at: half the `hot` target, never under 2 s. */

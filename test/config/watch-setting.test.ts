@@ -40,7 +40,8 @@ describe('watchOf: the knobs a tenant is watched with', () => {
     expect(watchOfEach(config({ maxShare: 0.4 }, undefined, false, true))).toEqual([
       { ...DEFAULT_WATCH, maxShare: 0.4 },
       null,
-      DEFAULT_WATCH,
+      // A tenant's true under a top-level object: on, with the top level's knobs.
+      { ...DEFAULT_WATCH, maxShare: 0.4 },
     ]);
   });
 
