@@ -74,8 +74,8 @@ class Watch {
   readonly limit: ReturnType<typeof pLimit>;
   readonly entries = new Map<string, Watched>();
   readonly meters = new Map<string, WatchMeter>();
-  /** Tenants whose key was refused: not watched until the config changes. */
-  readonly refused = new Set<string>();
+  /** Clients whose key was refused: their tenants are not watched until a reload gives them new clients. */
+  readonly refused = new WeakSet<PartnersClient>();
   readonly turns = new Set<Promise<void>>();
 
   constructor(
@@ -187,9 +187,9 @@ class Watch {
   failed(e: Watched, err: unknown): void {
     const slug = e.tenant.target.slug;
     if (err instanceof UnderstudyError && err.code === 'US_AUTH') {
-      if (!this.refused.has(slug))
+      if (!this.refused.has(e.tenant.client))
         this.deps.log.error({ tenant: slug, err: describeError(err) }, 'watch stopped: key refused');
-      this.refused.add(slug);
+      this.refused.add(e.tenant.client);
       this.drop(slug);
       return;
     }
@@ -206,7 +206,7 @@ class Watch {
 
   /** Takes (or renews) the watch of the configured tenants; starts the ones gained, drops the ones lost. */
   async claim(): Promise<void> {
-    const tenants = this.deps.tenants().filter((t) => !this.refused.has(t.target.slug));
+    const tenants = this.deps.tenants().filter((t) => !this.refused.has(t.client));
     const owned = await this.deps.rows.claimWatch(
       tenants.map((t) => t.target.slug),
       this.holder,
@@ -295,27 +295,24 @@ const keyOf = (slug: string, c: CollectionSlug) => `${slug}\u0000${c}`;
 function every(ms: number, signal: AbortSignal, log: Logger, what: string, f: () => Promise<void>): Promise<void> {
   return new Promise((resolve) => {
     let timer: NodeJS.Timeout | undefined;
+    let running: Promise<void> = Promise.resolve();
     const tick = () => {
-      if (signal.aborted) return resolve();
-      f()
-        .then(
-          () => undefined,
-          (err: unknown) => {
-            if (!signal.aborted) log.warn({ err: describeError(err) }, `watch: ${what} failed`);
-          },
-        )
+      if (signal.aborted) return;
+      running = f()
+        .catch((err: unknown) => {
+          if (!signal.aborted) log.warn({ err: describeError(err) }, `watch: ${what} failed`);
+        })
         .finally(() => {
-          timer = setTimeout(tick, ms);
+          if (!signal.aborted) timer = setTimeout(tick, ms);
         });
     };
-    signal.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer);
-        resolve();
-      },
-      { once: true },
-    );
+    // Resolves once a run under way has ended: nothing it does (a claim) comes after the stop's release.
+    const stop = () => {
+      clearTimeout(timer);
+      void running.then(() => resolve());
+    };
+    if (signal.aborted) return stop();
+    signal.addEventListener('abort', stop, { once: true });
     tick();
   });
 }
