@@ -60,6 +60,8 @@ interface Watched {
   intervalMs: number;
   timer: NodeJS.Timeout | undefined;
   busy: boolean;
+  /** Its tenant is no longer watched here (lost, refused, reloaded): no further turn. */
+  dropped: boolean;
   lastProbeAt: string | null;
   lastChangeAt: string | null;
   probes: number;
@@ -72,7 +74,10 @@ class Watch {
   readonly clock: Clock;
   readonly holder: string;
   readonly limit: ReturnType<typeof pLimit>;
-  readonly entries = new Map<string, Watched>();
+  /** The tenants this process watches now, with their collections. */
+  readonly watched = new Map<string, { readonly tenant: WatchedTenant; readonly entries: readonly Watched[] }>();
+  /** Watched collections per key (their idle interval shares the key's idle budget). */
+  readonly perKey = new Map<string, number>();
   readonly meters = new Map<string, WatchMeter>();
   /** Clients whose key was refused: their tenants are not watched until a reload gives them new clients. */
   readonly refused = new WeakSet<PartnersClient>();
@@ -116,8 +121,7 @@ class Watch {
 
   /** The idle interval of each collection of `t`: its key's collections over every watched tenant share it. */
   idleOf(t: WatchedTenant): number {
-    let n = 0;
-    for (const e of this.entries.values()) if (e.tenant.keyId === t.keyId) n++;
+    const n = this.perKey.get(t.keyId) ?? 0;
     return idleIntervalMs(t.knobs, n, (t.budget.reads * 60_000) / t.budget.windowMs);
   }
 
@@ -145,7 +149,7 @@ class Watch {
   }
 
   async runTurn(e: Watched): Promise<void> {
-    if (this.signal.aborted || !this.entries.has(keyOf(e.tenant.target.slug, e.collection))) return;
+    if (this.signal.aborted || e.dropped) return;
     const started = this.now();
     let outcome: TickOutcome = 'failed';
     try {
@@ -180,7 +184,7 @@ class Watch {
         ? Math.max(e.intervalMs, hot)
         : probeIntervalMs(rateAt(e.pace, this.now()), hot, this.idleOf(e.tenant));
     this.deps.onProbe?.({ tenant: e.tenant.target.slug, collection: e.collection, outcome });
-    if (this.entries.has(keyOf(e.tenant.target.slug, e.collection))) this.schedule(e, e.intervalMs);
+    if (!e.dropped) this.schedule(e, e.intervalMs);
   }
 
   /** A failed turn: logged; a refused key stops the watch of its tenants (one line) until the config changes. */
@@ -197,11 +201,14 @@ class Watch {
   }
 
   drop(slug: string): void {
-    for (const [k, e] of this.entries)
-      if (e.tenant.target.slug === slug) {
-        clearTimeout(e.timer);
-        this.entries.delete(k);
-      }
+    const w = this.watched.get(slug);
+    if (!w) return;
+    for (const e of w.entries) {
+      clearTimeout(e.timer);
+      e.dropped = true;
+    }
+    this.perKey.set(w.tenant.keyId, (this.perKey.get(w.tenant.keyId) ?? 0) - w.entries.length);
+    this.watched.delete(slug);
   }
 
   /** Takes (or renews) the watch of the configured tenants; starts the ones gained, drops the ones lost. */
@@ -213,18 +220,16 @@ class Watch {
       this.deps.ownerTtlMs ?? DEFAULT_OWNER_TTL_MS,
     );
     const current = new Map(tenants.map((t) => [t.target.slug as string, t]));
-    for (const e of this.entries.values()) {
-      const slug = e.tenant.target.slug;
-      // A reload builds each tenant's client anew: its collections start again with the new settings.
-      if (!owned.has(slug) || current.get(slug)?.client !== e.tenant.client) this.drop(slug);
-    }
+    // A reload builds each tenant's client anew: its collections start again with the new settings.
+    for (const [slug, w] of this.watched)
+      if (!owned.has(slug as TenantSlug) || current.get(slug)?.client !== w.tenant.client) this.drop(slug);
     for (const t of tenants) if (owned.has(t.target.slug)) await this.start(t);
   }
 
   /** Starts watching a tenant's listed collections (each first probed within its idle interval, spread). */
   async start(t: WatchedTenant): Promise<void> {
     const slug = t.target.slug;
-    if ([...this.entries.values()].some((e) => e.tenant.target.slug === slug)) return;
+    if (this.watched.has(slug)) return;
     let routes: ReadRoutes;
     try {
       routes = await this.deps.routesOf(slug, this.signal);
@@ -235,8 +240,9 @@ class Watch {
     }
     const meter = this.meterOf(t);
     const collections = wantedCollections(t.target).filter((c) => routes.list.has(c));
-    for (const collection of collections) {
-      const e: Watched = {
+    if (this.signal.aborted || this.watched.has(slug)) return;
+    const entries = collections.map(
+      (collection): Watched => ({
         tenant: t,
         collection,
         meter,
@@ -244,27 +250,32 @@ class Watch {
         intervalMs: 0,
         timer: undefined,
         busy: false,
+        dropped: false,
         lastProbeAt: null,
         lastChangeAt: null,
         probes: 0,
         dirty: true,
         unexplained: null,
-      };
-      this.entries.set(keyOf(slug, collection), e);
-    }
+      }),
+    );
+    this.watched.set(slug, { tenant: t, entries });
+    this.perKey.set(t.keyId, (this.perKey.get(t.keyId) ?? 0) + entries.length);
     const idle = this.idleOf(t);
-    for (const collection of collections) {
-      const e = this.entries.get(keyOf(slug, collection));
-      if (!e) continue;
+    for (const e of entries) {
       e.intervalMs = idle;
-      this.schedule(e, Math.random() * Math.min(idle, 10_000));
+      this.schedule(e, Math.random() * idle);
     }
+  }
+
+  /** Every watched collection. */
+  *all(): Iterable<Watched> {
+    for (const w of this.watched.values()) yield* w.entries;
   }
 
   /** Writes what `status` shows for the collections that moved, and reports each key's share. */
   async flush(): Promise<void> {
     const rows: WatchStatusRow[] = [];
-    for (const e of this.entries.values()) {
+    for (const e of this.all()) {
       if (!e.dirty) continue;
       e.dirty = false;
       rows.push({
@@ -282,14 +293,12 @@ class Watch {
   }
 
   async stop(): Promise<void> {
-    for (const e of this.entries.values()) clearTimeout(e.timer);
+    for (const e of this.all()) clearTimeout(e.timer);
     await Promise.allSettled([...this.turns]);
     await this.flush().catch(() => undefined);
     await this.deps.rows.releaseWatch(this.holder).catch(() => undefined);
   }
 }
-
-const keyOf = (slug: string, c: CollectionSlug) => `${slug}\u0000${c}`;
 
 /** Runs `f` every `ms` until `signal` aborts, each run after the last one ended; failures are logged. */
 function every(ms: number, signal: AbortSignal, log: Logger, what: string, f: () => Promise<void>): Promise<void> {
