@@ -78,7 +78,15 @@ export function startWatch(app: App, opts: WatchOptions = {}): RunningWatch {
       rows: app.watch,
       routesOf: (slug, signal) => app.routesOf(slug, signal),
       log: app.log.child({ part: 'watch' }),
-      ...(metrics ? { onProbe: (e) => metrics.watchProbe(e), onShare: (e) => metrics.watchShare(e) } : {}),
+      ...(metrics
+        ? {
+            onProbe: (e) => {
+              metrics.watchProbe(e);
+              if (e.report) metrics.syncFinished({ tenant: e.tenant, mode: 'watch', report: e.report });
+            },
+            onShare: (e) => metrics.watchShare(e),
+          }
+        : {}),
     },
     stop.signal,
   );

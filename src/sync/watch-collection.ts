@@ -5,7 +5,7 @@ import type { ReadRoutes } from './discover-routes.js';
 import { findDeletions } from './find-deletions.js';
 import { keyFieldFor, positionOf } from './position.js';
 import { type Position, PUBLISHED, type Store, type SyncKey } from './store-port.js';
-import { LOCKED, type SyncDeps, syncCollection, type TenantTarget } from './sync-collection.js';
+import { type CollectionReport, LOCKED, type SyncDeps, syncCollection, type TenantTarget } from './sync-collection.js';
 import type { WatchStore } from './watch-port.js';
 
 /** What one probe of a collection found: the upstream's newest record and count, against the mirror. */
@@ -79,10 +79,11 @@ export interface TickDeps {
   readonly unexplained: string | null;
 }
 
-/** A turn's outcome, and the count gap it could not explain (to skip next time), if any. */
+/** A turn's outcome, the count gap it could not explain (to skip next time), and its run's report when it ran one. */
 export interface Tick {
   readonly outcome: TickOutcome;
   readonly unexplained: string | null;
+  readonly report?: CollectionReport;
 }
 
 /**
@@ -118,7 +119,7 @@ export async function tickCollection(deps: TickDeps, collection: CollectionSlug)
     },
   });
   if (report.skipped === LOCKED) return { outcome: 'locked', unexplained: deps.unexplained };
-  if (report.error) return { outcome: 'failed', unexplained: deps.unexplained };
+  if (report.error) return { outcome: 'failed', unexplained: deps.unexplained, report };
   const outcome = report.deleted > 0 ? 'deleted' : pass || (searched && !unexplained) ? 'changed' : 'quiet';
-  return { outcome, unexplained };
+  return { outcome, unexplained, report };
 }

@@ -9,7 +9,7 @@ import type { TenantSlug } from '../vocabulary/ids.js';
 import type { WatchKnobs } from '../vocabulary/watch-knobs.js';
 import { leaseHolder } from './collection-lease.js';
 import type { ReadRoutes } from './discover-routes.js';
-import type { SyncDeps, TenantTarget } from './sync-collection.js';
+import type { CollectionReport, SyncDeps, TenantTarget } from './sync-collection.js';
 import { wantedCollections } from './wanted-collections.js';
 import { type TickOutcome, tickCollection } from './watch-collection.js';
 import { WatchMeter } from './watch-meter.js';
@@ -35,8 +35,13 @@ export interface WatchDeps {
   readonly routesOf: (slug: string, signal: AbortSignal) => Promise<ReadRoutes>;
   readonly log: Logger;
   readonly clock?: Clock;
-  /** Told after each turn of a collection. */
-  readonly onProbe?: (e: { tenant: string; collection: CollectionSlug; outcome: TickOutcome }) => void;
+  /** Told after each turn of a collection, with the report of the run it started, if any. */
+  readonly onProbe?: (e: {
+    tenant: string;
+    collection: CollectionSlug;
+    outcome: TickOutcome;
+    report?: CollectionReport;
+  }) => void;
   /** Told every few seconds of the share of each key's read budget watch used over its last window. */
   readonly onShare?: (e: { key: string; share: number }) => void;
   /** Turns under way at once, across tenants (default 16). */
@@ -152,6 +157,7 @@ class Watch {
     if (this.signal.aborted || e.dropped) return;
     const started = this.now();
     let outcome: TickOutcome = 'failed';
+    let report: CollectionReport | undefined;
     try {
       const client = this.metered(e.tenant, e.meter);
       const routes = await this.deps.routesOf(e.tenant.target.slug, this.signal);
@@ -167,6 +173,7 @@ class Watch {
         e.collection,
       );
       outcome = tick.outcome;
+      report = tick.report;
       e.unexplained = tick.unexplained;
     } catch (err) {
       if (this.signal.aborted) return;
@@ -183,7 +190,12 @@ class Watch {
       outcome === 'locked' || outcome === 'failed'
         ? Math.max(e.intervalMs, hot)
         : probeIntervalMs(rateAt(e.pace, this.now()), hot, this.idleOf(e.tenant));
-    this.deps.onProbe?.({ tenant: e.tenant.target.slug, collection: e.collection, outcome });
+    this.deps.onProbe?.({
+      tenant: e.tenant.target.slug,
+      collection: e.collection,
+      outcome,
+      ...(report ? { report } : {}),
+    });
     if (!e.dropped) this.schedule(e, e.intervalMs);
   }
 
