@@ -81,6 +81,11 @@ class Watch {
   readonly limit: ReturnType<typeof pLimit>;
   /** The tenants this process watches now, with their collections. */
   readonly watched = new Map<string, { readonly tenant: WatchedTenant; readonly entries: readonly Watched[] }>();
+  /** The tenants this process holds the watch of, as of the last claim. */
+  owned = new Set<TenantSlug>();
+  /** Tenants being started (their routes discovered), a few at a time. */
+  readonly starting = new Set<string>();
+  readonly starts = pLimit(8);
   /** Watched collections per key (their idle interval shares the key's idle budget). */
   readonly perKey = new Map<string, number>();
   readonly meters = new Map<string, WatchMeter>();
@@ -235,7 +240,14 @@ class Watch {
     // A reload builds each tenant's client anew: its collections start again with the new settings.
     for (const [slug, w] of this.watched)
       if (!owned.has(slug as TenantSlug) || current.get(slug)?.client !== w.tenant.client) this.drop(slug);
-    for (const t of tenants) if (owned.has(t.target.slug)) await this.start(t);
+    this.owned = owned;
+    // Started apart (a first claim may bring a thousand tenants to discover): the claim's renewals keep their pace.
+    for (const t of tenants) {
+      const slug = t.target.slug;
+      if (!owned.has(slug) || this.watched.has(slug) || this.starting.has(slug)) continue;
+      this.starting.add(slug);
+      void this.starts(() => this.start(t)).finally(() => this.starting.delete(slug));
+    }
   }
 
   /** Starts watching a tenant's listed collections (each first probed within its idle interval, spread). */
@@ -252,7 +264,7 @@ class Watch {
     }
     const meter = this.meterOf(t);
     const collections = wantedCollections(t.target).filter((c) => routes.list.has(c));
-    if (this.signal.aborted || this.watched.has(slug)) return;
+    if (this.signal.aborted || this.watched.has(slug) || !this.owned.has(slug)) return;
     const entries = collections.map(
       (collection): Watched => ({
         tenant: t,
