@@ -67,6 +67,8 @@ interface Watched {
   busy: boolean;
   /** Its tenant is no longer watched here (lost, refused, reloaded): no further turn. */
   dropped: boolean;
+  /** Its last turn failed (logged once per spell of failures). */
+  failing: boolean;
   lastProbeAt: string | null;
   lastChangeAt: string | null;
   probes: number;
@@ -184,6 +186,10 @@ class Watch {
       if (this.signal.aborted) return;
       this.failed(e, err);
     }
+    if (outcome !== 'failed' && e.failing) {
+      e.failing = false;
+      this.deps.log.info({ tenant: e.tenant.target.slug, collection: e.collection }, 'watch probe works again');
+    }
     const changed = outcome === 'changed' || outcome === 'deleted';
     e.pace = paceAfter(e.pace, started, changed);
     e.probes++;
@@ -214,7 +220,10 @@ class Watch {
       this.drop(slug);
       return;
     }
-    this.deps.log.warn({ tenant: slug, collection: e.collection, err: describeError(err) }, 'watch probe failed');
+    // Once per spell of failures (an upstream down for an hour would otherwise log every probe of it).
+    if (!e.failing)
+      this.deps.log.warn({ tenant: slug, collection: e.collection, err: describeError(err) }, 'watch probe failed');
+    e.failing = true;
   }
 
   drop(slug: string): void {
@@ -275,6 +284,7 @@ class Watch {
         timer: undefined,
         busy: false,
         dropped: false,
+        failing: false,
         lastProbeAt: null,
         lastChangeAt: null,
         probes: 0,
