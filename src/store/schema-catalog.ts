@@ -420,7 +420,7 @@ const BOOKKEEPING: readonly RelationNote[] = [
   {
     name: 'watch_owners',
     kind: 'table',
-    about: 'which worker keeps each watched tenant live (config `watch`): a lease its holder renews every 10 s',
+    about: 'which worker keeps each watched tenant live (config `watch`): a lease its holder renews every 5 s',
     columns: [
       t('tenant', 'tenant slug', true),
       t('holder', 'the watching process: host:pid:run', true),

@@ -46,7 +46,7 @@ export interface WatchDeps {
   readonly onShare?: (e: { key: string; share: number }) => void;
   /** Turns under way at once, across tenants (default 16). */
   readonly concurrency?: number;
-  /** How long a worker's watch of a tenant lasts unless renewed; renewed every third of it (default 30 s). */
+  /** How long a worker's watch of a tenant lasts unless renewed; renewed every quarter of it (default 20 s). */
   readonly ownerTtlMs?: number;
   /** Who watches, in `watch_owners` and `watch_state`; default host:pid:random. */
   readonly holder?: string;
@@ -54,7 +54,15 @@ export interface WatchDeps {
 
 /** How often what `status` shows is written to the mirror, and the share reported. */
 const FLUSH_MS = 5_000;
-const DEFAULT_OWNER_TTL_MS = 30_000;
+/**
+ * How long a worker's watch of a tenant lasts unless renewed. Renewed, and asked for by the others, every quarter of
+ * it: a dead worker's tenants are taken over within 25 s, inside the 30 s lease period of the collections' runs.
+ */
+const DEFAULT_OWNER_TTL_MS = 20_000;
+/** What a turn may cost at most, most of the time: the probe, a pass's page, a search (a count, a range, a look-up). */
+const TURN_READS = 6;
+/** How soon the collections of a tenant taken over from another worker are first probed (spread). */
+const TAKEOVER_SPREAD_MS = 5_000;
 
 /** One watched collection of one tenant. */
 interface Watched {
@@ -83,6 +91,8 @@ class Watch {
   readonly limit: ReturnType<typeof pLimit>;
   /** The tenants this process watches now, with their collections. */
   readonly watched = new Map<string, { readonly tenant: WatchedTenant; readonly entries: readonly Watched[] }>();
+  /** Claims made: the first one starts the tenants spread over their idle interval, later ones (takeovers) sooner. */
+  claims = 0;
   /** The tenants this process holds the watch of, as of the last claim. */
   owned = new Set<TenantSlug>();
   /** Tenants being started (their routes discovered), a few at a time. */
@@ -147,7 +157,7 @@ class Watch {
   turn(e: Watched): void {
     e.timer = undefined;
     if (this.signal.aborted || e.busy) return;
-    const wait = e.meter.waitFor(this.now(), 2);
+    const wait = e.meter.waitFor(this.now(), TURN_READS);
     if (wait > 0) {
       this.schedule(e, wait);
       return;
@@ -191,14 +201,17 @@ class Watch {
       this.deps.log.info({ tenant: e.tenant.target.slug, collection: e.collection }, 'watch probe works again');
     }
     const changed = outcome === 'changed' || outcome === 'deleted';
-    e.pace = paceAfter(e.pace, started, changed);
+    e.pace = paceAfter(e.pace, started, changed ? changedRecords(report) : 0);
     e.probes++;
     e.lastProbeAt = new Date(started).toISOString();
     if (changed) e.lastChangeAt = e.lastProbeAt;
     e.dirty = true;
     const hot = hotIntervalMs(e.tenant.knobs);
-    e.intervalMs =
-      outcome === 'locked' || outcome === 'failed'
+    // A change found is often the first of several: the next probe comes at the hot interval, and the rate decides
+    // after that (a quiet probe widens it again).
+    e.intervalMs = changed
+      ? hot
+      : outcome === 'locked' || outcome === 'failed'
         ? Math.max(e.intervalMs, hot)
         : probeIntervalMs(rateAt(e.pace, this.now()), hot, this.idleOf(e.tenant));
     this.deps.onProbe?.({
@@ -239,6 +252,7 @@ class Watch {
 
   /** Takes (or renews) the watch of the configured tenants; starts the ones gained, drops the ones lost. */
   async claim(): Promise<void> {
+    this.claims++;
     const tenants = this.deps.tenants().filter((t) => !this.refused.has(t.client));
     const owned = await this.deps.rows.claimWatch(
       tenants.map((t) => t.target.slug),
@@ -297,7 +311,7 @@ class Watch {
     const idle = this.idleOf(t);
     for (const e of entries) {
       e.intervalMs = idle;
-      this.schedule(e, Math.random() * idle);
+      this.schedule(e, Math.random() * (this.claims > 1 ? Math.min(idle, TAKEOVER_SPREAD_MS) : idle));
     }
   }
 
@@ -367,7 +381,7 @@ function every(ms: number, signal: AbortSignal, log: Logger, what: string, f: ()
  * change starts the collection's incremental passes at once, and a count that no longer matches starts a search
  * for the rows gone. Every request watch makes goes through the key's rate gate and is counted by the key's meter,
  * which holds the next probe back while watch has used `maxShare` of the key's window. Which tenants this process
- * watches is a lease in the mirror (`watch_owners`), renewed every third of `ownerTtlMs`: two workers never watch
+ * watches is a lease in the mirror (`watch_owners`), renewed every quarter of `ownerTtlMs` (20 s): two workers never watch
  * one tenant, and a dead worker's tenants are taken over once its lease has expired. Resolves once stopped: turns
  * under way finish (a pass commits its page and stops), the status is written, and the leases are given up.
  */
@@ -375,8 +389,12 @@ export async function watchTenants(deps: WatchDeps, signal: AbortSignal): Promis
   const w = new Watch(deps, signal);
   const ownerTtl = deps.ownerTtlMs ?? DEFAULT_OWNER_TTL_MS;
   await Promise.all([
-    every(Math.max(100, Math.floor(ownerTtl / 3)), signal, deps.log, 'claiming tenants', () => w.claim()),
+    every(Math.max(100, Math.floor(ownerTtl / 4)), signal, deps.log, 'claiming tenants', () => w.claim()),
     every(FLUSH_MS, signal, deps.log, 'writing status', () => w.flush()),
   ]);
   await w.stop();
 }
+
+/** Records a run changed (inserted, updated, deleted), at least 1 and at most 5: how much a turn's change weighs. */
+const changedRecords = (report: CollectionReport | undefined): number =>
+  Math.min(5, Math.max(1, (report?.inserted ?? 0) + (report?.updated ?? 0) + (report?.deleted ?? 0)));

@@ -7,7 +7,7 @@ export const MIN_INTERVAL_MS = 2_000;
 /** Of its idle budget share, watch plans to use this much when nothing changes (a margin for the bound). */
 const IDLE_MARGIN = 0.8;
 
-/** A collection's recent change rate: an exponentially weighted count of probes that found a change, per second. */
+/** A collection's recent change rate: an exponentially weighted count of the changes probes found, per second. */
 export interface Pace {
   /** Changes per second, as of `at`. */
   readonly rate: number;
@@ -21,9 +21,9 @@ export const STILL: Pace = { rate: 0, at: 0 };
 export const rateAt = (pace: Pace, now: number): number =>
   pace.at === 0 ? 0 : pace.rate * Math.exp(-Math.max(0, now - pace.at) / RATE_TAU_MS);
 
-/** The pace after a probe at `now` that did (`changed`) or did not find a change. */
-export function paceAfter(pace: Pace, now: number, changed: boolean): Pace {
-  return { rate: rateAt(pace, now) + (changed ? 1000 / RATE_TAU_MS : 0), at: now };
+/** The pace after a probe at `now` that found `changes` changes (0: none). */
+export function paceAfter(pace: Pace, now: number, changes: number): Pace {
+  return { rate: rateAt(pace, now) + (changes * 1000) / RATE_TAU_MS, at: now };
 }
 
 /**

@@ -38,7 +38,7 @@ describe('watch pace', () => {
     let t = 1_000_000;
     // A change found at every probe, probed every 5 s for two minutes.
     for (let i = 0; i < 24; i++) {
-      pace = paceAfter(pace, t, true);
+      pace = paceAfter(pace, t, 1);
       t += 5_000;
     }
     expect(probeIntervalMs(rateAt(pace, t), hot, idle)).toBe(hot);
@@ -49,11 +49,11 @@ describe('watch pace', () => {
 
   it('never probes a quiet collection more often than idle, and one changed once briefly sooner', () => {
     expect(probeIntervalMs(0, hot, idle)).toBe(idle);
-    const once = paceAfter(STILL, 1000, true);
+    const once = paceAfter(STILL, 1000, 1);
     const next = probeIntervalMs(rateAt(once, 1000), hot, idle);
     expect(next).toBeGreaterThan(hot);
     expect(next).toBeLessThan(idle);
-    expect(rateAt(paceAfter(once, 2000, false), 2000)).toBeLessThan(rateAt(once, 1000));
+    expect(rateAt(paceAfter(once, 2000, 0), 2000)).toBeLessThan(rateAt(once, 1000));
   });
 });
 
