@@ -70,20 +70,26 @@ export function startWatch(app: App, opts: WatchOptions = {}): RunningWatch {
         : {}),
     };
   };
-  const done =
-    count === 0
-      ? Promise.resolve()
-      : watchTenants(
-          {
-            tenants: watched,
-            syncDeps,
-            rows: app.watch,
-            routesOf: (slug, signal) => app.routesOf(slug, signal),
-            log: app.log.child({ part: 'watch' }),
-            ...(metrics ? { onProbe: (e) => metrics.watchProbe(e), onShare: (e) => metrics.watchShare(e) } : {}),
-          },
-          stop.signal,
-        );
+  // Run even with no tenant watched now: a reload may turn watch on (each claim reads the tenants again).
+  const done = watchTenants(
+    {
+      tenants: watched,
+      syncDeps,
+      rows: app.watch,
+      routesOf: (slug, signal) => app.routesOf(slug, signal),
+      log: app.log.child({ part: 'watch' }),
+      ...(metrics
+        ? {
+            onProbe: (e) => {
+              metrics.watchProbe(e);
+              if (e.report) metrics.syncFinished({ tenant: e.tenant, mode: 'watch', report: e.report });
+            },
+            onShare: (e) => metrics.watchShare(e),
+          }
+        : {}),
+    },
+    stop.signal,
+  );
   if (count > 0) app.log.info({ tenants: count }, 'watch started');
   const close = async () => {
     stop.abort();

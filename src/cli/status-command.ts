@@ -27,6 +27,21 @@ export interface CollectionStatus {
   readonly lastSuccessAt: string | null;
   readonly lastSuccessAgeSeconds: number | null;
   readonly lastError: string | null;
+  /** The collection's watch (config `watch`, docs/watch.md); null when no worker has watched it. */
+  readonly watch: {
+    /** When it was last probed (ISO), or null before the first probe. */
+    readonly lastProbeAt: string | null;
+    /** When the last probe that found a change upstream was made (ISO), or null. */
+    readonly lastChangeAt: string | null;
+    /** The current probe interval, in seconds. */
+    readonly probeIntervalSeconds: number;
+    /** Probes made by the current watcher. */
+    readonly probes: number;
+    /** The watching process (host:pid:run). */
+    readonly holder: string;
+    /** When the watcher last wrote this (every 5 s while it watches): older than a minute, nobody watches now. */
+    readonly updatedAt: string;
+  } | null;
 }
 
 export interface StatusReport {
@@ -87,6 +102,16 @@ export async function collectStatus(app: ReaderApp, opts: { readonly now?: () =>
             ? Math.max(0, Math.round((now.getTime() - Date.parse(m.lastSuccessAt)) / 1000))
             : null,
           lastError: m.lastError,
+          watch: m.watch
+            ? {
+                lastProbeAt: m.watch.lastProbeAt,
+                lastChangeAt: m.watch.lastChangeAt,
+                probeIntervalSeconds: Math.round(m.watch.intervalMs / 100) / 10,
+                probes: m.watch.probes,
+                holder: m.watch.holder,
+                updatedAt: m.watch.updatedAt,
+              }
+            : null,
         })),
       lastCheck: feed.lastChecks.get(slug) ?? null,
     })),
@@ -163,7 +188,19 @@ export function describeLoss(l: RedisLossReport): string {
   );
 }
 
+/** A collection's watch in the table: its probe interval and last probe, or that nobody watches it now. */
+function describeWatch(w: NonNullable<CollectionStatus['watch']>, now: number): string {
+  if (now - Date.parse(w.updatedAt) > WATCH_STALE_MS) return `not watched since ${ago(secondsSince(w.updatedAt, now))}`;
+  const probed = w.lastProbeAt ? `, probed ${ago(secondsSince(w.lastProbeAt, now))}` : '';
+  return `every ${w.probeIntervalSeconds} s${probed}`;
+}
+
+/** A watch row not written for this long has no live watcher (it writes every 5 s). */
+const WATCH_STALE_MS = 60_000;
+const secondsSince = (iso: string, now: number) => Math.max(0, Math.round((now - Date.parse(iso)) / 1000));
+
 export function formatStatus(r: StatusReport, now = Date.now()): string {
+  const watched = r.tenants.some((t) => t.collections.some((c) => c.watch !== null));
   const rows = r.tenants.flatMap((t) =>
     (t.collections.length > 0 ? t.collections : [null]).map((c) => ({
       tenant: t.slug,
@@ -171,6 +208,7 @@ export function formatStatus(r: StatusReport, now = Date.now()): string {
       live: c?.live ?? 0,
       deleted: c?.deleted ?? 0,
       'last success': c ? ago(c.lastSuccessAgeSeconds) : '',
+      ...(watched ? { watch: c?.watch ? describeWatch(c.watch, now) : '' } : {}),
       'last error': c?.lastError ?? '',
     })),
   );

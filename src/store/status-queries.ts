@@ -1,9 +1,10 @@
 import { type Kysely, sql } from 'kysely';
-import { type MirrorStatus, PUBLISHED } from '../sync/store-port.js';
+import { type MirrorStatus, type MirrorWatch, PUBLISHED } from '../sync/store-port.js';
 import { COLLECTIONS, type CollectionSlug } from '../vocabulary/collections.js';
 import { collectionTable, type Database } from './db-schema.js';
+import { watchTables } from './watch-table.js';
 
-/** Live and deleted counts, last success and last error per tenant and collection, in collection order. */
+/** Live and deleted counts, last success and last error, and the watch, per tenant and collection, in collection order. */
 export async function mirrorStatus(db: Kysely<Database>): Promise<MirrorStatus[]> {
   const byKey = new Map<string, { tenant: string; collection: CollectionSlug } & Record<string, unknown>>();
   const entry = (tenant: string, collection: CollectionSlug) => {
@@ -39,6 +40,11 @@ export async function mirrorStatus(db: Kysely<Database>): Promise<MirrorStatus[]
       lastError: s.last_error,
     });
   }
+  for (const w of await watchTables.read(db)) {
+    if (!(COLLECTIONS as readonly string[]).includes(w.collection)) continue;
+    const { tenant: _t, collection: _c, ...watch } = w;
+    entry(w.tenant, w.collection).watch = watch;
+  }
   const order = (c: CollectionSlug) => COLLECTIONS.indexOf(c);
   return [...byKey.values()]
     .map(
@@ -49,6 +55,7 @@ export async function mirrorStatus(db: Kysely<Database>): Promise<MirrorStatus[]
         deleted: Number(e.deleted),
         lastSuccessAt: (e.lastSuccessAt as string | null) ?? null,
         lastError: (e.lastError as string | null) ?? null,
+        watch: (e.watch as MirrorWatch | undefined) ?? null,
       }),
     )
     .sort((a, b) => (a.tenant < b.tenant ? -1 : a.tenant > b.tenant ? 1 : order(a.collection) - order(b.collection)));

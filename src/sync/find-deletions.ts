@@ -58,7 +58,7 @@ class Search {
   }
 
   /** The upstream's count of records in `r` (one `limit=1` read). */
-  private async count(r: Range): Promise<number> {
+  async count(r: Range): Promise<number> {
     return (await this.list(rangeWhere(r), 1)).totalDocs;
   }
 
@@ -136,11 +136,13 @@ function splitPoint(mine: readonly RowVersion[]): string | null {
  * moved, not gone, and its record is upserted (as are records the mirror lacked in the ranges read). Runs under the
  * run's lease; every commit is fenced by it.
  */
-export async function findDeletions(run: Run, rows: WatchStore, upTo: string, upstream: number): Promise<SearchResult> {
+export async function findDeletions(run: Run, rows: WatchStore, upTo: string): Promise<SearchResult> {
   const search = new Search(run, rows);
-  const before = new Date(instant(upTo) + 1).toISOString();
-  const mine = await rows.liveVersions(search.key, { from: null, before });
-  await search.narrow({ from: null, before }, mine, upstream);
+  const whole: Range = { from: null, before: new Date(instant(upTo) + 1).toISOString() };
+  // Counted afresh, not taken from the probe: a pass since may have moved records (and the mirror with them).
+  const upstream = await search.count(whole);
+  const mine = await rows.liveVersions(search.key, whole);
+  await search.narrow(whole, mine, upstream);
   const moved = search.candidates.length > 0 ? await search.stillListed() : [];
   const movedIds = new Set(moved.map((d) => docKey(run.collection, d)));
   const gone = search.candidates.filter((id) => !movedIds.has(id));

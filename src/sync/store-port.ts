@@ -139,6 +139,19 @@ export interface MirrorStatus {
   readonly deleted: number;
   readonly lastSuccessAt: string | null;
   readonly lastError: string | null;
+  /** The watch of it (config `watch`), as the watching worker last wrote it; null when it was never watched. */
+  readonly watch: MirrorWatch | null;
+}
+
+/** What `status` shows of a collection's watch (`watch_state`). */
+export interface MirrorWatch {
+  readonly holder: string;
+  readonly lastProbeAt: string | null;
+  readonly lastChangeAt: string | null;
+  readonly intervalMs: number;
+  readonly probes: number;
+  /** When the watching worker last wrote it (every few seconds while it watches). */
+  readonly updatedAt: string;
 }
 
 /**

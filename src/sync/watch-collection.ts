@@ -1,49 +1,58 @@
 import type { CallOptions, PartnersClient } from '../partners/partners-client.js';
+import { systemClock } from '../vocabulary/clock.js';
 import type { CollectionSlug } from '../vocabulary/collections.js';
 import { docKey } from '../vocabulary/record-key.js';
 import type { ReadRoutes } from './discover-routes.js';
 import { findDeletions } from './find-deletions.js';
 import { keyFieldFor, positionOf } from './position.js';
 import { type Position, PUBLISHED, type Store, type SyncKey } from './store-port.js';
-import { LOCKED, type SyncDeps, syncCollection, type TenantTarget } from './sync-collection.js';
+import { type CollectionReport, LOCKED, type SyncDeps, syncCollection, type TenantTarget } from './sync-collection.js';
 import type { WatchStore } from './watch-port.js';
 
-/** What one probe of a collection found: the upstream's newest record and count, against the mirror. */
+/** What one probe of a collection found: the upstream's newest record and count up to an instant, against the mirror. */
 export interface ProbeReading {
-  /** The upstream's dated published records (`totalDocs`), or null when its answer could not say. */
+  /** The instant the probe counted up to (ISO): records dated later (ahead of this clock) wait for it to pass. */
+  readonly upTo: string;
+  /** The upstream's published records dated up to `upTo` (`totalDocs`), or null when its answer could not say. */
   readonly total: number | null;
-  /** The newest dated record's position, or null when the collection has none. */
+  /** The newest dated record's position, or null when the collection has none up to `upTo`. */
   readonly newest: Position | null;
-  /** Whether the mirror holds the newest record in that version. */
+  /** Whether the mirror holds the newest record in that version (true when there is none). */
   readonly newestMirrored: boolean;
 }
 
 /** How a watched collection's turn ended: nothing new, a change mirrored, rows found gone, held, or a failure. */
 export type TickOutcome = 'quiet' | 'changed' | 'deleted' | 'locked' | 'failed';
 
-/** The earliest and latest instants a mirror row can carry: the mirror's rows in between are its dated ones. */
+/** The earliest instant a mirror row can carry: the mirror's rows from it on are its dated ones. */
 const DAWN = '0001-01-01T00:00:00.000Z';
 
 /**
- * One probe: the collection's newest dated record and its count in one `limit=1` read (`sort=-updatedAt`, only the
- * key and `updatedAt` selected, `depth=0`; never `limit=0`, which Payload reads as "no limit"). Records without a
- * date are left out (`updatedAt exists`): an upstream on PostgreSQL sorts them first in descending order, where
- * they would hide the newest record; the schedule's passes keep them.
+ * One probe: the collection's newest record and its count in one `limit=1` read (`sort=-updatedAt`, only the key
+ * and `updatedAt` selected, `depth=0`; never `limit=0`, which Payload reads as "no limit"), counting only records
+ * dated up to now:
+ * - a record dated in the future would otherwise stay the newest until its date, hiding every edit made meanwhile;
+ *   it is read once its date has passed (the schedule's passes read it at once);
+ * - records without a date are left out (`updatedAt exists`): an upstream on PostgreSQL sorts them first in
+ *   descending order, where they would hide the newest record; the schedule's passes keep them.
+ * An upstream that lists an undated record first anyway cannot be read this way: the probe then says "changed",
+ * and the collection's incremental pass (one page when nothing changed) answers instead.
  */
 export async function probe(
   client: PartnersClient,
   rows: Pick<WatchStore, 'liveVersions'>,
   key: SyncKey,
-  opts: CallOptions,
+  opts: CallOptions & { readonly now: number },
 ): Promise<ProbeReading> {
   const keyField = keyFieldFor(key.collection);
+  const upTo = new Date(opts.now).toISOString();
   const page = await client.listPage(
     {
       collection: key.collection,
       limit: 1,
       depth: 0,
       sort: `-updatedAt,-${keyField}`,
-      where: { updatedAt: { exists: true } },
+      where: { and: [{ updatedAt: { exists: true } }, { updatedAt: { less_than_equal: upTo } }] },
       select: { [keyField]: true, updatedAt: true },
     },
     opts,
@@ -53,12 +62,13 @@ export async function probe(
   const newest = doc ? positionOf(doc, keyField, route) : null;
   // A listed record with a count of 0 is an envelope not to trust alone (a page past the end may say 0).
   const total = doc && page.totalDocs === 0 ? null : page.totalDocs;
-  if (!newest) return { total, newest: null, newestMirrored: true };
+  if (doc && !newest) return { upTo, total: null, newest: null, newestMirrored: false };
+  if (!newest) return { upTo, total, newest: null, newestMirrored: true };
   const id = doc ? (docKey(key.collection, doc) ?? newest.id) : newest.id;
   const [mine] = await rows.liveVersions(key, { ids: [id] });
   const newestMirrored =
     mine !== undefined && mine.updatedAt !== null && Date.parse(mine.updatedAt) === Date.parse(newest.updatedAt);
-  return { total, newest, newestMirrored };
+  return { upTo, total, newest, newestMirrored };
 }
 
 /** The mirror's live dated published rows up to and including `upTo`. */
@@ -79,10 +89,11 @@ export interface TickDeps {
   readonly unexplained: string | null;
 }
 
-/** A turn's outcome, and the count gap it could not explain (to skip next time), if any. */
+/** A turn's outcome, the count gap it could not explain (to skip next time), and its run's report when it ran one. */
 export interface Tick {
   readonly outcome: TickOutcome;
   readonly unexplained: string | null;
+  readonly report?: CollectionReport;
 }
 
 /**
@@ -94,12 +105,12 @@ export interface Tick {
  */
 export async function tickCollection(deps: TickDeps, collection: CollectionSlug): Promise<Tick> {
   const key: SyncKey = { tenant: deps.target.slug, collection, variant: PUBLISHED };
-  const opts: CallOptions = { signal: deps.signal };
-  const reading = await probe(deps.sync.client, deps.rows, key, opts);
-  const { newest, total } = reading;
-  const signature = newest && total !== null ? `${total}@${newest.updatedAt}` : null;
-  const gap = async () =>
-    newest && total !== null ? (await mirroredUpTo(deps.sync.store, key, newest.updatedAt)) - total : 0;
+  const clock = deps.sync.clock ?? systemClock;
+  const reading = await probe(deps.sync.client, deps.rows, key, { signal: deps.signal, now: clock.now() });
+  const { total, upTo } = reading;
+  // What the count compares: the upstream's records up to the probe's instant against the mirror's rows up to it.
+  const signature = total !== null ? `${total}@${reading.newest?.updatedAt ?? ''}` : null;
+  const gap = async () => (total !== null ? (await mirroredUpTo(deps.sync.store, key, upTo)) - total : 0);
   const pass = !reading.newestMirrored;
   if (!pass && ((await gap()) === 0 || signature === deps.unexplained)) return { outcome: 'quiet', unexplained: null };
   let searched = false;
@@ -109,16 +120,15 @@ export async function tickCollection(deps: TickDeps, collection: CollectionSlug)
     watched: {
       pass,
       after: async (run) => {
-        if (!newest || total === null || (await gap()) === 0) return;
-        if (signature === deps.unexplained) return;
+        if (total === null || signature === deps.unexplained || (await gap()) === 0) return;
         searched = true;
-        const found = await findDeletions(run, deps.rows, newest.updatedAt, total);
+        const found = await findDeletions(run, deps.rows, upTo);
         if (found.deleted + found.unpublished + found.upserted === 0) unexplained = signature;
       },
     },
   });
   if (report.skipped === LOCKED) return { outcome: 'locked', unexplained: deps.unexplained };
-  if (report.error) return { outcome: 'failed', unexplained: deps.unexplained };
+  if (report.error) return { outcome: 'failed', unexplained: deps.unexplained, report };
   const outcome = report.deleted > 0 ? 'deleted' : pass || (searched && !unexplained) ? 'changed' : 'quiet';
-  return { outcome, unexplained };
+  return { outcome, unexplained, report };
 }

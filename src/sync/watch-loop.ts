@@ -9,7 +9,7 @@ import type { TenantSlug } from '../vocabulary/ids.js';
 import type { WatchKnobs } from '../vocabulary/watch-knobs.js';
 import { leaseHolder } from './collection-lease.js';
 import type { ReadRoutes } from './discover-routes.js';
-import type { SyncDeps, TenantTarget } from './sync-collection.js';
+import type { CollectionReport, SyncDeps, TenantTarget } from './sync-collection.js';
 import { wantedCollections } from './wanted-collections.js';
 import { type TickOutcome, tickCollection } from './watch-collection.js';
 import { WatchMeter } from './watch-meter.js';
@@ -35,8 +35,13 @@ export interface WatchDeps {
   readonly routesOf: (slug: string, signal: AbortSignal) => Promise<ReadRoutes>;
   readonly log: Logger;
   readonly clock?: Clock;
-  /** Told after each turn of a collection. */
-  readonly onProbe?: (e: { tenant: string; collection: CollectionSlug; outcome: TickOutcome }) => void;
+  /** Told after each turn of a collection, with the report of the run it started, if any. */
+  readonly onProbe?: (e: {
+    tenant: string;
+    collection: CollectionSlug;
+    outcome: TickOutcome;
+    report?: CollectionReport;
+  }) => void;
   /** Told every few seconds of the share of each key's read budget watch used over its last window. */
   readonly onShare?: (e: { key: string; share: number }) => void;
   /** Turns under way at once, across tenants (default 16). */
@@ -60,6 +65,10 @@ interface Watched {
   intervalMs: number;
   timer: NodeJS.Timeout | undefined;
   busy: boolean;
+  /** Its tenant is no longer watched here (lost, refused, reloaded): no further turn. */
+  dropped: boolean;
+  /** Its last turn failed (logged once per spell of failures). */
+  failing: boolean;
   lastProbeAt: string | null;
   lastChangeAt: string | null;
   probes: number;
@@ -72,10 +81,18 @@ class Watch {
   readonly clock: Clock;
   readonly holder: string;
   readonly limit: ReturnType<typeof pLimit>;
-  readonly entries = new Map<string, Watched>();
+  /** The tenants this process watches now, with their collections. */
+  readonly watched = new Map<string, { readonly tenant: WatchedTenant; readonly entries: readonly Watched[] }>();
+  /** The tenants this process holds the watch of, as of the last claim. */
+  owned = new Set<TenantSlug>();
+  /** Tenants being started (their routes discovered), a few at a time. */
+  readonly starting = new Set<string>();
+  readonly starts = pLimit(8);
+  /** Watched collections per key (their idle interval shares the key's idle budget). */
+  readonly perKey = new Map<string, number>();
   readonly meters = new Map<string, WatchMeter>();
-  /** Tenants whose key was refused: not watched until the config changes. */
-  readonly refused = new Set<string>();
+  /** Clients whose key was refused: their tenants are not watched until a reload gives them new clients. */
+  readonly refused = new WeakSet<PartnersClient>();
   readonly turns = new Set<Promise<void>>();
 
   constructor(
@@ -116,8 +133,7 @@ class Watch {
 
   /** The idle interval of each collection of `t`: its key's collections over every watched tenant share it. */
   idleOf(t: WatchedTenant): number {
-    let n = 0;
-    for (const e of this.entries.values()) if (e.tenant.keyId === t.keyId) n++;
+    const n = this.perKey.get(t.keyId) ?? 0;
     return idleIntervalMs(t.knobs, n, (t.budget.reads * 60_000) / t.budget.windowMs);
   }
 
@@ -145,9 +161,10 @@ class Watch {
   }
 
   async runTurn(e: Watched): Promise<void> {
-    if (this.signal.aborted || !this.entries.has(keyOf(e.tenant.target.slug, e.collection))) return;
+    if (this.signal.aborted || e.dropped) return;
     const started = this.now();
     let outcome: TickOutcome = 'failed';
+    let report: CollectionReport | undefined;
     try {
       const client = this.metered(e.tenant, e.meter);
       const routes = await this.deps.routesOf(e.tenant.target.slug, this.signal);
@@ -163,10 +180,15 @@ class Watch {
         e.collection,
       );
       outcome = tick.outcome;
+      report = tick.report;
       e.unexplained = tick.unexplained;
     } catch (err) {
       if (this.signal.aborted) return;
       this.failed(e, err);
+    }
+    if (outcome !== 'failed' && e.failing) {
+      e.failing = false;
+      this.deps.log.info({ tenant: e.tenant.target.slug, collection: e.collection }, 'watch probe works again');
     }
     const changed = outcome === 'changed' || outcome === 'deleted';
     e.pace = paceAfter(e.pace, started, changed);
@@ -179,52 +201,68 @@ class Watch {
       outcome === 'locked' || outcome === 'failed'
         ? Math.max(e.intervalMs, hot)
         : probeIntervalMs(rateAt(e.pace, this.now()), hot, this.idleOf(e.tenant));
-    this.deps.onProbe?.({ tenant: e.tenant.target.slug, collection: e.collection, outcome });
-    if (this.entries.has(keyOf(e.tenant.target.slug, e.collection))) this.schedule(e, e.intervalMs);
+    this.deps.onProbe?.({
+      tenant: e.tenant.target.slug,
+      collection: e.collection,
+      outcome,
+      ...(report ? { report } : {}),
+    });
+    if (!e.dropped) this.schedule(e, e.intervalMs);
   }
 
   /** A failed turn: logged; a refused key stops the watch of its tenants (one line) until the config changes. */
   failed(e: Watched, err: unknown): void {
     const slug = e.tenant.target.slug;
     if (err instanceof UnderstudyError && err.code === 'US_AUTH') {
-      if (!this.refused.has(slug))
+      if (!this.refused.has(e.tenant.client))
         this.deps.log.error({ tenant: slug, err: describeError(err) }, 'watch stopped: key refused');
-      this.refused.add(slug);
+      this.refused.add(e.tenant.client);
       this.drop(slug);
       return;
     }
-    this.deps.log.warn({ tenant: slug, collection: e.collection, err: describeError(err) }, 'watch probe failed');
+    // Once per spell of failures (an upstream down for an hour would otherwise log every probe of it).
+    if (!e.failing)
+      this.deps.log.warn({ tenant: slug, collection: e.collection, err: describeError(err) }, 'watch probe failed');
+    e.failing = true;
   }
 
   drop(slug: string): void {
-    for (const [k, e] of this.entries)
-      if (e.tenant.target.slug === slug) {
-        clearTimeout(e.timer);
-        this.entries.delete(k);
-      }
+    const w = this.watched.get(slug);
+    if (!w) return;
+    for (const e of w.entries) {
+      clearTimeout(e.timer);
+      e.dropped = true;
+    }
+    this.perKey.set(w.tenant.keyId, (this.perKey.get(w.tenant.keyId) ?? 0) - w.entries.length);
+    this.watched.delete(slug);
   }
 
   /** Takes (or renews) the watch of the configured tenants; starts the ones gained, drops the ones lost. */
   async claim(): Promise<void> {
-    const tenants = this.deps.tenants().filter((t) => !this.refused.has(t.target.slug));
+    const tenants = this.deps.tenants().filter((t) => !this.refused.has(t.client));
     const owned = await this.deps.rows.claimWatch(
       tenants.map((t) => t.target.slug),
       this.holder,
       this.deps.ownerTtlMs ?? DEFAULT_OWNER_TTL_MS,
     );
     const current = new Map(tenants.map((t) => [t.target.slug as string, t]));
-    for (const e of this.entries.values()) {
-      const slug = e.tenant.target.slug;
-      // A reload builds each tenant's client anew: its collections start again with the new settings.
-      if (!owned.has(slug) || current.get(slug)?.client !== e.tenant.client) this.drop(slug);
+    // A reload builds each tenant's client anew: its collections start again with the new settings.
+    for (const [slug, w] of this.watched)
+      if (!owned.has(slug as TenantSlug) || current.get(slug)?.client !== w.tenant.client) this.drop(slug);
+    this.owned = owned;
+    // Started apart (a first claim may bring a thousand tenants to discover): the claim's renewals keep their pace.
+    for (const t of tenants) {
+      const slug = t.target.slug;
+      if (!owned.has(slug) || this.watched.has(slug) || this.starting.has(slug)) continue;
+      this.starting.add(slug);
+      void this.starts(() => this.start(t)).finally(() => this.starting.delete(slug));
     }
-    for (const t of tenants) if (owned.has(t.target.slug)) await this.start(t);
   }
 
   /** Starts watching a tenant's listed collections (each first probed within its idle interval, spread). */
   async start(t: WatchedTenant): Promise<void> {
     const slug = t.target.slug;
-    if ([...this.entries.values()].some((e) => e.tenant.target.slug === slug)) return;
+    if (this.watched.has(slug)) return;
     let routes: ReadRoutes;
     try {
       routes = await this.deps.routesOf(slug, this.signal);
@@ -235,8 +273,9 @@ class Watch {
     }
     const meter = this.meterOf(t);
     const collections = wantedCollections(t.target).filter((c) => routes.list.has(c));
-    for (const collection of collections) {
-      const e: Watched = {
+    if (this.signal.aborted || this.watched.has(slug) || !this.owned.has(slug)) return;
+    const entries = collections.map(
+      (collection): Watched => ({
         tenant: t,
         collection,
         meter,
@@ -244,27 +283,33 @@ class Watch {
         intervalMs: 0,
         timer: undefined,
         busy: false,
+        dropped: false,
+        failing: false,
         lastProbeAt: null,
         lastChangeAt: null,
         probes: 0,
         dirty: true,
         unexplained: null,
-      };
-      this.entries.set(keyOf(slug, collection), e);
-    }
+      }),
+    );
+    this.watched.set(slug, { tenant: t, entries });
+    this.perKey.set(t.keyId, (this.perKey.get(t.keyId) ?? 0) + entries.length);
     const idle = this.idleOf(t);
-    for (const collection of collections) {
-      const e = this.entries.get(keyOf(slug, collection));
-      if (!e) continue;
+    for (const e of entries) {
       e.intervalMs = idle;
-      this.schedule(e, Math.random() * Math.min(idle, 10_000));
+      this.schedule(e, Math.random() * idle);
     }
+  }
+
+  /** Every watched collection. */
+  *all(): Iterable<Watched> {
+    for (const w of this.watched.values()) yield* w.entries;
   }
 
   /** Writes what `status` shows for the collections that moved, and reports each key's share. */
   async flush(): Promise<void> {
     const rows: WatchStatusRow[] = [];
-    for (const e of this.entries.values()) {
+    for (const e of this.all()) {
       if (!e.dirty) continue;
       e.dirty = false;
       rows.push({
@@ -282,40 +327,35 @@ class Watch {
   }
 
   async stop(): Promise<void> {
-    for (const e of this.entries.values()) clearTimeout(e.timer);
+    for (const e of this.all()) clearTimeout(e.timer);
     await Promise.allSettled([...this.turns]);
     await this.flush().catch(() => undefined);
     await this.deps.rows.releaseWatch(this.holder).catch(() => undefined);
   }
 }
 
-const keyOf = (slug: string, c: CollectionSlug) => `${slug}\u0000${c}`;
-
 /** Runs `f` every `ms` until `signal` aborts, each run after the last one ended; failures are logged. */
 function every(ms: number, signal: AbortSignal, log: Logger, what: string, f: () => Promise<void>): Promise<void> {
   return new Promise((resolve) => {
     let timer: NodeJS.Timeout | undefined;
+    let running: Promise<void> = Promise.resolve();
     const tick = () => {
-      if (signal.aborted) return resolve();
-      f()
-        .then(
-          () => undefined,
-          (err: unknown) => {
-            if (!signal.aborted) log.warn({ err: describeError(err) }, `watch: ${what} failed`);
-          },
-        )
+      if (signal.aborted) return;
+      running = f()
+        .catch((err: unknown) => {
+          if (!signal.aborted) log.warn({ err: describeError(err) }, `watch: ${what} failed`);
+        })
         .finally(() => {
-          timer = setTimeout(tick, ms);
+          if (!signal.aborted) timer = setTimeout(tick, ms);
         });
     };
-    signal.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer);
-        resolve();
-      },
-      { once: true },
-    );
+    // Resolves once a run under way has ended: nothing it does (a claim) comes after the stop's release.
+    const stop = () => {
+      clearTimeout(timer);
+      void running.then(() => resolve());
+    };
+    if (signal.aborted) return stop();
+    signal.addEventListener('abort', stop, { once: true });
     tick();
   });
 }

@@ -95,6 +95,9 @@ describe('ops HTTP server', () => {
     expect(Object.fromEntries([...e.types].filter(([n]) => n.startsWith('understudy_')))).toEqual({
       understudy_upstream_requests_total: 'counter',
       understudy_upstream_request_duration_seconds: 'histogram',
+      understudy_freshness_seconds: 'histogram',
+      understudy_watch_probes_total: 'counter',
+      understudy_watch_budget_share: 'gauge',
       understudy_rate_gate_wait_seconds: 'histogram',
       understudy_records_upserted_total: 'counter',
       understudy_records_deleted_total: 'counter',

@@ -113,6 +113,28 @@ describe('watch: one turn of a collection', () => {
     }
   });
 
+  it('is not blinded by a record dated in the future: an edit made now is still seen', async () => {
+    const h = await syncHarness({ records: 40 });
+    h.sim.controls.mutate({ tenant: h.tenant.slug, collection: C, edits: 1, updatedAt: '2099-01-01T00:00:00.000Z' });
+    const routes = await mirrored(h);
+    expect(await tick(h, routes)).toMatchObject({ outcome: 'quiet', requests: 1 });
+    const m = h.sim.controls.mutate({ tenant: h.tenant.slug, collection: C, edits: 1 });
+    expect((await tick(h, routes)).outcome).toBe('changed');
+    const up = h.upstream(C).find((d) => String(d.id) === m.edited[0]);
+    const [row] = h.query<{ updated_at: string }>('SELECT updated_at FROM events WHERE id = ?', m.edited[0]);
+    expect(Date.parse(row?.updated_at ?? '')).toBe(Date.parse(String(up?.updatedAt)));
+  });
+
+  it('sees a collection emptied upstream: every row tombstoned', async () => {
+    const h = await syncHarness({ records: 12 });
+    const routes = await mirrored(h);
+    const n = h.upstream(C).length;
+    h.sim.controls.mutate({ tenant: h.tenant.slug, collection: C, deletes: n });
+    expect(h.upstream(C).length).toBe(0);
+    expect((await tick(h, routes)).outcome).toBe('deleted');
+    expect(live(h)).toEqual([]);
+  });
+
   it('tombstones a record that left the published reads but exists as a draft as unpublished', async () => {
     const h = await syncHarness({ records: 30 });
     const hidden = new Set<string>();
