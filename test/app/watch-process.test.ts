@@ -117,7 +117,8 @@ describe('understudy worker with watch on, against the simulator with its real l
     // Within watch's share of each key (maxShare 0.6 of 100 reads a minute), and never a 429.
     const log = sim.controls.requestLog();
     const peaks = tenants.map((t) => peakReadsPerMinute(log, t.slug, workerStart));
-    for (const peak of peaks) expect(peak).toBeLessThanOrEqual(60);
+    for (const [i, peak] of peaks.entries())
+      expect.soft(peak, `${tenants[i]?.slug}: peak reads in a minute`).toBeLessThanOrEqual(60);
     expect(sim.controls.counters().total.rateLimited).toBe(0);
 
     const metrics = parsePrometheus(await metricsOf(port));
@@ -126,20 +127,34 @@ describe('understudy worker with watch on, against the simulator with its real l
     const probes = metrics.samples.filter((s) => s.name === 'understudy_watch_probes_total');
     for (const t of tenants) expect(probes.some((s) => s.labels.tenant === t.slug)).toBe(true);
 
-    // `status` shows, for each tenant and collection, who watches it, its last probe, last change and interval.
-    const report = await statusOf();
-    for (const t of tenants) {
-      const collections = report.tenants.find((r) => r.slug === t.slug)?.collections ?? [];
-      for (const c of COLLECTIONS) {
-        const w = collections.find((r) => r.name === c)?.watch;
-        expect(w, `${t.slug}/${c} watch`).toMatchObject({ holder: expect.stringContaining(`:${worker.pid}:`) });
-        expect(Date.parse(w?.lastProbeAt ?? '')).toBeGreaterThan(loadEnd - 60_000);
-        // Every collection of both tenants changed during the load.
-        expect(Date.parse(w?.lastChangeAt ?? '')).toBeGreaterThan(loadStart);
-        expect(w?.probeIntervalSeconds).toBeGreaterThanOrEqual(2);
-        expect(w?.probeIntervalSeconds).toBeLessThanOrEqual(120);
-      }
-    }
+    // `status` shows, for each tenant and collection, who watches it, its last probe, last change and interval
+    // (the watcher writes them every 5 s: a change mirrored just now may show at the next write).
+    const warnings = () =>
+      worker
+        .log()
+        .split('\n')
+        .filter((l) => /"level":(40|50)/.test(l))
+        .slice(0, 5)
+        .join('\n');
+    await vi.waitFor(
+      async () => {
+        const report = await statusOf();
+        for (const t of tenants) {
+          const collections = report.tenants.find((r) => r.slug === t.slug)?.collections ?? [];
+          for (const c of COLLECTIONS) {
+            const w = collections.find((r) => r.name === c)?.watch;
+            const at = `${t.slug}/${c} ${JSON.stringify(w)}\n${warnings()}`;
+            expect(w?.holder, at).toContain(`:${worker.pid}:`);
+            expect(Date.parse(w?.lastProbeAt ?? ''), at).toBeGreaterThan(loadEnd - 60_000);
+            // Every collection of both tenants changed during the load.
+            expect(Date.parse(w?.lastChangeAt ?? ''), at).toBeGreaterThan(loadStart);
+            expect(w?.probeIntervalSeconds, at).toBeGreaterThanOrEqual(2);
+            expect(w?.probeIntervalSeconds, at).toBeLessThanOrEqual(120);
+          }
+        }
+      },
+      { timeout: 15_000, interval: 1000 },
+    );
     const hotWatch = hotAtLoadEnd.tenants
       .find((r) => r.slug === a.slug)
       ?.collections.find((c) => c.name === HOT)?.watch;
