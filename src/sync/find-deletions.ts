@@ -1,8 +1,8 @@
 import { hasMore } from '../partners/list-envelope.js';
 import type { ListPage, Where } from '../partners/partners-client.js';
+import { VERSIONED } from '../vocabulary/collections.js';
 import type { UpstreamDoc } from '../vocabulary/ids.js';
 import { docKey } from '../vocabulary/record-key.js';
-import { existingAsDrafts } from './drafts-only.js';
 import { keyFieldFor } from './position.js';
 import type { RowVersion } from './self-check.js';
 import { PUBLISHED, type SyncKey } from './store-port.js';
@@ -58,7 +58,7 @@ class Search {
   }
 
   /** The upstream's count of records in `r` (one `limit=1` read). */
-  async count(r: Range): Promise<number> {
+  private async count(r: Range): Promise<number> {
     return (await this.list(rangeWhere(r), 1)).totalDocs;
   }
 
@@ -100,12 +100,34 @@ class Search {
     }
   }
 
-  /** Of the candidates, those the upstream still lists (moved by an edit since): their records, to upsert. */
-  async stillListed(): Promise<UpstreamDoc[]> {
+  /**
+   * Sorts the candidates by one look-up per 100 ids (`draft=true` on versioned collections, which lists drafts too):
+   * those listed no more are gone; those listed as published have moved (edited since: their record is upserted);
+   * on a versioned collection, those listed only as drafts are asked again in published reads, once: listed there,
+   * they moved (a published record with a newer draft), else they are unpublished.
+   */
+  async sort(): Promise<{ moved: UpstreamDoc[]; gone: string[]; unpublished: string[] }> {
+    const versioned = VERSIONED.has(this.run.collection);
+    const latest = await this.lookUp(this.candidates, versioned);
+    const listed = new Map(latest.map((d) => [docKey(this.run.collection, d), d]));
+    const gone = this.candidates.filter((id) => !listed.has(id));
+    const moved = latest.filter((d) => !versioned || d._status !== 'draft');
+    const draftsOnly = latest
+      .filter((d) => versioned && d._status === 'draft')
+      .map((d) => docKey(this.run.collection, d));
+    const published = draftsOnly.length > 0 ? await this.lookUp(draftsOnly as string[], false) : [];
+    const stillPublished = new Set(published.map((d) => docKey(this.run.collection, d)));
+    moved.push(...published);
+    return { moved, gone, unpublished: (draftsOnly as string[]).filter((id) => !stillPublished.has(id)) };
+  }
+
+  /** The records of `ids` the upstream lists (with `draft`, their latest version, drafts included). */
+  private async lookUp(ids: readonly string[], draft: boolean): Promise<UpstreamDoc[]> {
     const found: UpstreamDoc[] = [];
-    for (let i = 0; i < this.candidates.length; i += LEAF_RECORDS) {
-      const batch = this.candidates.slice(i, i + LEAF_RECORDS);
-      const page = await this.list({ [this.keyField]: { in: batch } }, batch.length);
+    for (let i = 0; i < ids.length; i += LEAF_RECORDS) {
+      const batch = ids.slice(i, i + LEAF_RECORDS);
+      const where = { [this.keyField]: { in: batch } };
+      const page = await this.run.listPage(draft ? { draft: true } : {}, 1, batch.length, this.keyField, where);
       found.push(...page.docs);
     }
     return found;
@@ -132,23 +154,18 @@ function splitPoint(mine: readonly RowVersion[]): string | null {
  * else `deleted`. A hard delete is invisible to `updatedAt`, and reading the whole collection costs a request per
  * page; instead the upstream's count of the range is compared with the mirror's and the range halved (by the
  * mirror's rows) down to ranges of at most 100 records that differ, about log2(n / 100) counts, then those read
- * whole. A mirror row missing from its range is looked up by id before it is tombstoned: one edited since has
- * moved, not gone, and its record is upserted (as are records the mirror lacked in the ranges read). Runs under the
- * run's lease; every commit is fenced by it.
+ * whole. A mirror row missing from its range is looked up by id before it is tombstoned (one read per 100): one
+ * edited since has moved, not gone, and its record is upserted (as are records the mirror lacked in the ranges
+ * read). `upstream` is the probe's count of the records up to `upTo`: a pass since may have moved a few, which the
+ * search then finds moved. Runs under the run's lease; every commit is fenced by it.
  */
-export async function findDeletions(run: Run, rows: WatchStore, upTo: string): Promise<SearchResult> {
+export async function findDeletions(run: Run, rows: WatchStore, upTo: string, upstream: number): Promise<SearchResult> {
   const search = new Search(run, rows);
   const whole: Range = { from: null, before: new Date(instant(upTo) + 1).toISOString() };
-  // Counted afresh, not taken from the probe: a pass since may have moved records (and the mirror with them).
-  const upstream = await search.count(whole);
   const mine = await rows.liveVersions(search.key, whole);
   await search.narrow(whole, mine, upstream);
-  const moved = search.candidates.length > 0 ? await search.stillListed() : [];
-  const movedIds = new Set(moved.map((d) => docKey(run.collection, d)));
-  const gone = search.candidates.filter((id) => !movedIds.has(id));
-  const lookup = { client: run.deps.client, opts: run.opts, log: run.deps.log, checkStop: () => run.checkStop() };
-  const drafts =
-    gone.length > 0 ? new Set(await existingAsDrafts(lookup, run.collection, search.keyField, gone)) : null;
+  const { moved, gone, unpublished } =
+    search.candidates.length > 0 ? await search.sort() : { moved: [], gone: [], unpublished: [] };
   const upserts = [...search.fresh, ...moved];
   let upserted = 0;
   if (upserts.length > 0) {
@@ -156,16 +173,12 @@ export async function findDeletions(run: Run, rows: WatchStore, upTo: string): P
     upserted = r.inserted + r.updated + r.revived;
     run.counted(r, upserts.length);
   }
-  const unpublished = gone.filter((id) => drafts?.has(id));
-  const deleted = gone.filter((id) => !drafts?.has(id));
-  let tombstoned = 0;
-  if (deleted.length > 0) tombstoned += (await run.commit(search.key, { deletes: deleted })).deleted;
-  let unpublishedCount = 0;
-  if (unpublished.length > 0) {
-    unpublishedCount = (await run.commit(search.key, { deletes: unpublished, deleteReason: 'unpublished' })).deleted;
-    tombstoned += unpublishedCount;
-  }
-  run.report.deleted += tombstoned;
+  const deleted = gone.length > 0 ? (await run.commit(search.key, { deletes: gone })).deleted : 0;
+  const unpublishedCount =
+    unpublished.length > 0
+      ? (await run.commit(search.key, { deletes: unpublished, deleteReason: 'unpublished' })).deleted
+      : 0;
+  run.report.deleted += deleted + unpublishedCount;
   if (unpublishedCount > 0) run.report.unpublished = (run.report.unpublished ?? 0) + unpublishedCount;
-  return { deleted: tombstoned - unpublishedCount, unpublished: unpublishedCount, upserted };
+  return { deleted, unpublished: unpublishedCount, upserted };
 }

@@ -87,6 +87,11 @@ export interface TickDeps {
    * probe and the mirror still read the same.
    */
   readonly unexplained: string | null;
+  /**
+   * A collection changing at every turn: its incremental pass alone answers (one page, which says whether anything
+   * changed), without the probe; its count is compared at the next probe.
+   */
+  readonly passOnly?: boolean;
 }
 
 /** A turn's outcome, the count gap it could not explain (to skip next time), and its run's report when it ran one. */
@@ -104,6 +109,7 @@ export interface Tick {
  * holds is left to it, and probed again at the next turn.
  */
 export async function tickCollection(deps: TickDeps, collection: CollectionSlug): Promise<Tick> {
+  if (deps.passOnly) return passAlone(deps, collection);
   const key: SyncKey = { tenant: deps.target.slug, collection, variant: PUBLISHED };
   const clock = deps.sync.clock ?? systemClock;
   const reading = await probe(deps.sync.client, deps.rows, key, { signal: deps.signal, now: clock.now() });
@@ -122,7 +128,7 @@ export async function tickCollection(deps: TickDeps, collection: CollectionSlug)
       after: async (run) => {
         if (total === null || signature === deps.unexplained || (await gap()) === 0) return;
         searched = true;
-        const found = await findDeletions(run, deps.rows, upTo);
+        const found = await findDeletions(run, deps.rows, upTo, total);
         if (found.deleted + found.unpublished + found.upserted === 0) unexplained = signature;
       },
     },
@@ -131,4 +137,16 @@ export async function tickCollection(deps: TickDeps, collection: CollectionSlug)
   if (report.error) return { outcome: 'failed', unexplained: deps.unexplained, report };
   const outcome = report.deleted > 0 ? 'deleted' : pass || (searched && !unexplained) ? 'changed' : 'quiet';
   return { outcome, unexplained, report };
+}
+
+/** A turn of a changing collection: its incremental pass alone (its first page says whether anything changed). */
+async function passAlone(deps: TickDeps, collection: CollectionSlug): Promise<Tick> {
+  const report = await syncCollection(deps.sync, deps.target, collection, 'incremental', deps.routes, deps.signal, {
+    quietIfLocked: true,
+    watched: { pass: true },
+  });
+  if (report.skipped === LOCKED) return { outcome: 'locked', unexplained: deps.unexplained };
+  if (report.error) return { outcome: 'failed', unexplained: deps.unexplained, report };
+  const outcome = report.inserted + report.updated + report.deleted > 0 ? 'changed' : 'quiet';
+  return { outcome, unexplained: deps.unexplained, report };
 }

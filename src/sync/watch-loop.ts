@@ -12,7 +12,7 @@ import type { ReadRoutes } from './discover-routes.js';
 import type { CollectionReport, SyncDeps, TenantTarget } from './sync-collection.js';
 import { wantedCollections } from './wanted-collections.js';
 import { type TickOutcome, tickCollection } from './watch-collection.js';
-import { WatchMeter } from './watch-meter.js';
+import { type Hold, WatchMeter } from './watch-meter.js';
 import { hotIntervalMs, idleIntervalMs, type Pace, paceAfter, probeIntervalMs, rateAt, STILL } from './watch-pace.js';
 import type { WatchStatusRow, WatchStore } from './watch-port.js';
 
@@ -77,6 +77,10 @@ interface Watched {
   dropped: boolean;
   /** Its last turn failed (logged once per spell of failures). */
   failing: boolean;
+  /** Its last turn found a change. */
+  lastChanged: boolean;
+  /** When it was last probed (its count compared), not passed alone (ms). */
+  countedAt: number;
   lastProbeAt: string | null;
   lastChangeAt: string | null;
   probes: number;
@@ -127,14 +131,14 @@ class Watch {
     return m;
   }
 
-  /** The tenant's client, each attempt counted by its key's meter. */
-  metered(t: WatchedTenant, meter: WatchMeter): PartnersClient {
+  /** The tenant's client for one turn: each attempt counted by its key's meter, from the turn's hold first. */
+  metered(t: WatchedTenant, meter: WatchMeter, hold: Hold): PartnersClient {
     return withCallOptions(
       t.client,
       (opts): CallOptions => ({
         ...opts,
         onAttempt: () => {
-          meter.count(this.now());
+          meter.count(this.now(), hold);
           opts.onAttempt?.();
         },
       }),
@@ -157,11 +161,6 @@ class Watch {
   turn(e: Watched): void {
     e.timer = undefined;
     if (this.signal.aborted || e.busy) return;
-    const wait = e.meter.waitFor(this.now(), TURN_READS);
-    if (wait > 0) {
-      this.schedule(e, wait);
-      return;
-    }
     e.busy = true;
     const running = this.limit(() => this.runTurn(e)).finally(() => {
       e.busy = false;
@@ -170,13 +169,34 @@ class Watch {
     this.turns.add(running);
   }
 
+  /**
+   * A turn, once the concurrency limit lets it run: unless its key's share cannot hold a turn's usual cost now (the
+   * turn then waits), it holds that much of the key's window, probes, and passes or searches when the probe says so.
+   */
   async runTurn(e: Watched): Promise<void> {
     if (this.signal.aborted || e.dropped) return;
+    const hold = e.meter.hold(this.now(), TURN_READS);
+    if (!hold) {
+      // The key's share is spent: the collections probed most often ask again first when it frees.
+      this.schedule(e, e.meter.waitFor(this.now(), TURN_READS) + Math.min(3000, e.intervalMs / 10));
+      return;
+    }
+    try {
+      await this.probeAndFollow(e, hold);
+    } finally {
+      e.meter.release(hold);
+    }
+  }
+
+  async probeAndFollow(e: Watched, hold: Hold): Promise<void> {
     const started = this.now();
+    // A collection that changed at its last turn is passed alone (one read), its count probed once an idle interval.
+    const passOnly = e.lastChanged && started - e.countedAt < this.idleOf(e.tenant);
+    if (!passOnly) e.countedAt = started;
     let outcome: TickOutcome = 'failed';
     let report: CollectionReport | undefined;
     try {
-      const client = this.metered(e.tenant, e.meter);
+      const client = this.metered(e.tenant, e.meter, hold);
       const routes = await this.deps.routesOf(e.tenant.target.slug, this.signal);
       const tick = await tickCollection(
         {
@@ -186,6 +206,7 @@ class Watch {
           routes,
           signal: this.signal,
           unexplained: e.unexplained,
+          passOnly,
         },
         e.collection,
       );
@@ -201,7 +222,8 @@ class Watch {
       this.deps.log.info({ tenant: e.tenant.target.slug, collection: e.collection }, 'watch probe works again');
     }
     const changed = outcome === 'changed' || outcome === 'deleted';
-    e.pace = paceAfter(e.pace, started, changed ? changedRecords(report) : 0);
+    e.lastChanged = changed;
+    e.pace = paceAfter(e.pace, started, changed ? 1 : 0);
     e.probes++;
     e.lastProbeAt = new Date(started).toISOString();
     if (changed) e.lastChangeAt = e.lastProbeAt;
@@ -299,6 +321,8 @@ class Watch {
         busy: false,
         dropped: false,
         failing: false,
+        lastChanged: false,
+        countedAt: 0,
         lastProbeAt: null,
         lastChangeAt: null,
         probes: 0,
@@ -311,8 +335,19 @@ class Watch {
     const idle = this.idleOf(t);
     for (const e of entries) {
       e.intervalMs = idle;
-      this.schedule(e, Math.random() * (this.claims > 1 ? Math.min(idle, TAKEOVER_SPREAD_MS) : idle));
+      this.schedule(e, Math.random() * this.firstSpread(idle));
     }
+  }
+
+  /**
+   * Over how long a tenant's first probes are spread: at start, 5 ms per collection watched in all (a few seconds
+   * for a few tenants, a minute for a thousand) within the idle interval; after a takeover, within 5 s.
+   */
+  firstSpread(idle: number): number {
+    if (this.claims > 1) return Math.min(idle, TAKEOVER_SPREAD_MS);
+    let n = 0;
+    for (const count of this.perKey.values()) n += count;
+    return Math.min(idle, Math.max(2000, n * 5));
   }
 
   /** Every watched collection. */
@@ -394,7 +429,3 @@ export async function watchTenants(deps: WatchDeps, signal: AbortSignal): Promis
   ]);
   await w.stop();
 }
-
-/** Records a run changed (inserted, updated, deleted), at least 1 and at most 5: how much a turn's change weighs. */
-const changedRecords = (report: CollectionReport | undefined): number =>
-  Math.min(5, Math.max(1, (report?.inserted ?? 0) + (report?.updated ?? 0) + (report?.deleted ?? 0)));

@@ -5,6 +5,8 @@
  */
 export class WatchMeter {
   private readonly sent: number[] = [];
+  /** Requests held for turns under way and not sent yet. */
+  private held = 0;
   /** The most requests of watch the key's window may hold. */
   readonly cap: number;
 
@@ -22,9 +24,31 @@ export class WatchMeter {
     if (drop > 0) this.sent.splice(0, drop);
   }
 
-  /** Counts one request sent at `now`. */
-  count(now: number): void {
+  /** Counts one request sent at `now`, taking it from `hold` when the turn holds some still. */
+  count(now: number, hold?: Hold): void {
     this.sent.push(now);
+    if (hold && hold.left > 0) {
+      hold.left--;
+      this.held--;
+    }
+  }
+
+  /**
+   * Holds `n` requests of the window for a turn about to run, when they fit under the cap with what was sent and
+   * what other turns hold; null when they do not (the turn waits `waitFor(now, n)`). Turns run a few at a time:
+   * checked one by one as each starts, together they never pass the cap by more than what a turn sends past its
+   * hold.
+   */
+  hold(now: number, n: number): Hold | null {
+    if (this.waitFor(now, n) > 0) return null;
+    this.held += n;
+    return { left: n };
+  }
+
+  /** Gives back what a finished turn held and did not send. */
+  release(hold: Hold): void {
+    this.held -= hold.left;
+    hold.left = 0;
   }
 
   /** Requests of watch in the window ending at `now`. */
@@ -43,10 +67,16 @@ export class WatchMeter {
    * until enough of its requests have left the window.
    */
   waitFor(now: number, need: number): number {
-    const used = this.used(now);
+    const used = this.used(now) + this.held;
     const over = used + need - this.cap;
     if (over <= 0) return 0;
+    // Held requests leave no sooner than they are sent: wait for the sent ones to leave, else a moment.
     const leaving = this.sent[Math.min(this.sent.length - 1, over - 1)];
-    return leaving === undefined ? this.windowMs : Math.max(1, leaving + this.windowMs - now);
+    return leaving === undefined ? 1000 : Math.max(1, leaving + this.windowMs - now);
   }
+}
+
+/** Requests a turn holds in its key's window and has not sent yet. */
+export interface Hold {
+  left: number;
 }

@@ -92,11 +92,13 @@ describe('understudy worker with watch on, against the simulator with its real l
        WHERE tenant = ? AND collection = ? AND kind = 'update' AND updated_at_after >= ?`,
       a.slug,
       HOT,
-      new Date(loadStart).toISOString(),
+      // After a warm-up of 30 s, as the outside check leaves out the first minute: a collection is probed at the hot
+      // interval from its first change seen, and that first change of a quiet collection waits an idle interval.
+      new Date(loadStart + 30_000).toISOString(),
     );
     const lags = hot.map((c) => Date.parse(c.at) - Date.parse(c.updated_at_after));
-    // About 45 edits in 90 s (two of them may fall on one record between probes).
-    expect(lags.length).toBeGreaterThanOrEqual(35);
+    // About 30 edits in the last 60 s of load (two of them may fall on one record between probes).
+    expect(lags.length).toBeGreaterThanOrEqual(22);
     const p95 = quantile(lags, 0.95);
     // Soft: the checks below still run (and say what else drifted) when this one fails.
     expect.soft(p95, `hot lags (ms): ${[...lags].sort((x, y) => x - y).join(' ')}`).toBeLessThanOrEqual(10_000);

@@ -69,4 +69,23 @@ describe('watch meter', () => {
     expect(m.used(61_001)).toBe(58);
     expect(m.waitFor(61_001, 2)).toBe(0);
   });
+
+  it('holds what turns under way may send, so turns starting together never pass the cap', () => {
+    const m = new WatchMeter(100, 60_000, 0.6);
+    for (let i = 0; i < 48; i++) m.count(1000);
+    const a = m.hold(2000, 6);
+    const b = m.hold(2000, 6);
+    expect(a && b).toBeTruthy();
+    // 48 sent and 12 held: a third turn waits.
+    expect(m.hold(2000, 6)).toBeNull();
+    // a sends 2 of its 6 and ends: its other 4 come back, still not enough for 6 more.
+    if (!a || !b) throw new Error('held');
+    m.count(2100, a);
+    m.count(2100, a);
+    m.release(a);
+    expect(m.used(2200)).toBe(50);
+    expect(m.hold(2200, 6)).toBeNull();
+    m.release(b);
+    expect(m.hold(2200, 6)).not.toBeNull();
+  });
 });
