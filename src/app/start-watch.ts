@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { keyHash } from '../partners/key-hash.js';
 import type { PartnersClient } from '../partners/partners-client.js';
 import type { SyncDeps } from '../sync/sync-run.js';
@@ -5,6 +6,9 @@ import { type WatchedTenant, watchTenants } from '../sync/watch-loop.js';
 import type { CollectionSlug } from '../vocabulary/collections.js';
 import type { WatchKnobs } from '../vocabulary/watch-knobs.js';
 import type { App, TenantSettings } from './create-app.js';
+
+/** Abort listeners the watch's stop signal may carry without a warning: a few per turn under way. */
+const TURN_LISTENERS = 256;
 
 /** A running watch: `done` settles once it has stopped; `close` stops it (turns under way finish first). */
 export interface RunningWatch extends AsyncDisposable {
@@ -46,6 +50,9 @@ const watchedOf = (
  */
 export function startWatch(app: App, opts: WatchOptions = {}): RunningWatch {
   const stop = new AbortController();
+  // Every request of a turn listens to this one signal (undici adds an abort listener per request), and turns run
+  // sixteen at once: more listeners than Node's default warning threshold, and none of them leaks.
+  setMaxListeners(TURN_LISTENERS, stop.signal);
   const abort = () => stop.abort();
   opts.signal?.addEventListener('abort', abort, { once: true });
   const cache = new WeakMap<PartnersClient, WatchedTenant>();
