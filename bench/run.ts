@@ -20,6 +20,7 @@ const BENCHES = [
   'pg-ingest',
   'change-feed',
   'search',
+  'freshness',
 ] as const;
 const only = process.argv.slice(2);
 
