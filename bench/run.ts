@@ -21,6 +21,7 @@ const BENCHES = [
   'change-feed',
   'search',
   'freshness',
+  'watch-fleet',
 ] as const;
 const only = process.argv.slice(2);
 
