@@ -53,16 +53,28 @@ interface Sample {
   readonly cpuS: number;
 }
 
-/** Edits a random record of a random tenant and collection every few seconds until `until`. */
-async function editFleet(sim: Simulator, until: number, prng: Prng): Promise<Edit[]> {
-  const edits: Edit[] = [];
-  for (let next = Date.now(); next < until; next += EDIT_EVERY_MS) {
-    await sleep(Math.max(0, next - Date.now()));
+/** Tries at one edit of a published record: the simulator edits draft-only records too, which no published read sees. */
+const TRIES = 5;
+
+/** Edits a random record of a random tenant and collection, else the next pick; null when every try hit a draft. */
+function editOne(sim: Simulator, prng: Prng): Edit | null {
+  for (let i = 0; i < TRIES; i++) {
     const tenant = prng.pick(sim.tenants).slug;
     const collection = prng.pick(MUTATED);
     const id = sim.controls.mutate({ tenant, collection, edits: 1 }).edited[0];
     const doc = id === undefined ? undefined : sim.controls.docs(tenant, collection).find((d) => String(d.id) === id);
-    if (id !== undefined && doc) edits.push({ tenant, collection, id, updatedAt: String(doc.updatedAt) });
+    if (id !== undefined && doc) return { tenant, collection, id, updatedAt: String(doc.updatedAt) };
+  }
+  return null;
+}
+
+/** Edits a published record somewhere in the fleet every few seconds until `until`. */
+async function editFleet(sim: Simulator, until: number, prng: Prng): Promise<Edit[]> {
+  const edits: Edit[] = [];
+  for (let next = Date.now(); next < until; next += EDIT_EVERY_MS) {
+    await sleep(Math.max(0, next - Date.now()));
+    const edit = editOne(sim, prng);
+    if (edit) edits.push(edit);
   }
   return edits;
 }
@@ -299,7 +311,8 @@ function report(r: FleetResult): string {
     'config giving each tenant its own key (`K0001`…) with `"watch": true` and no incremental schedule, a first',
     '`understudy sync --config`, then one `understudy worker` (a redis-server of its own). After',
     `${WARM_MS / 1000} s, every ${EDIT_EVERY_MS / 1000} s for ${LOAD_MS / 1000} s a random record of a random tenant and collection is edited`,
-    `(\`/__sim/mutate\`), then ${TAIL_MS / 1000} s more with no edits. Edit-to-mirror is the first change row of the record at or`,
+    '(`/__sim/mutate`; when the record it edits is a draft only, which no published read sees, another pick, up to',
+    `${TRIES}), then ${TAIL_MS / 1000} s more with no edits. Edit-to-mirror is the first change row of the record at or`,
     'after its new `updatedAt` (`understudy changes --json`) minus that `updatedAt`; an edit with none counts as never',
     "mirrored (infinite). Reads per key are the simulator's counters, taken every whole minute from the first edit",
     "on. RSS and CPU from the worker's /proc, every 5 s from its start.",
