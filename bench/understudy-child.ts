@@ -53,7 +53,8 @@ export function understudy(args: readonly string[], env: NodeJS.ProcessEnv): Pro
 /** Starts `understudy ARGS` in the background, its stderr appended to `logPath`; the child is node itself. */
 export function spawnUnderstudy(args: readonly string[], env: NodeJS.ProcessEnv, logPath: string): ChildProcess {
   const log = openSync(logPath, 'a');
-  return spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'ignore', log] });
+  // A process warning (MaxListenersExceeded, say) then comes with the stack that caused it.
+  return spawn(process.execPath, ['--trace-warnings', BIN, ...args], { env, stdio: ['ignore', 'ignore', log] });
 }
 
 /** SIGTERM, up to `graceMs` to exit, then SIGKILL: the exit code (null when killed) and how long it took. */
@@ -116,28 +117,64 @@ export function procSample(pid: number): { rss: number; cpuS: number } | null {
   }
 }
 
-/** The worker's stderr (pino JSON lines): its warnings and errors, counted by message, and any line not JSON. */
-export function logDigest(path: string): { warn: number; error: number; top: string[] } {
+/** What a worker wrote to stderr: its log's warnings and errors (pino JSON lines) by message, and other lines. */
+export interface LogDigest {
+  readonly warn: number;
+  readonly error: number;
+  /** The most frequent warnings and errors, `N× message (code message)`. */
+  readonly top: readonly string[];
+  /** Lines that are not the log's (a Node process warning and its stack, say): how many, and the first few. */
+  readonly strayCount: number;
+  readonly stray: readonly string[];
+}
+
+/** Reads a worker's stderr file into a `LogDigest`. */
+export function logDigest(path: string): LogDigest {
   let warn = 0;
   let error = 0;
   const byMsg = new Map<string, number>();
+  const stray: string[] = [];
   for (const line of readFileSync(path, 'utf8').split('\n')) {
     if (!line.trim()) continue;
-    let level = 50;
-    let msg = line.slice(0, 160);
+    let o: { level?: number; msg?: string; err?: { code?: string; message?: string } };
     try {
-      const o = JSON.parse(line) as { level?: number; msg?: string; err?: { code?: string; message?: string } };
-      level = o.level ?? 30;
-      msg = `${o.msg ?? ''}${o.err ? ` (${o.err.code ?? ''} ${String(o.err.message ?? '').slice(0, 100)})` : ''}`;
-    } catch {}
+      o = JSON.parse(line) as typeof o;
+    } catch {
+      stray.push(line);
+      continue;
+    }
+    const level = o.level ?? 30;
     if (level < 40) continue;
     if (level >= 50) error++;
     else warn++;
+    const msg = `${o.msg ?? ''}${o.err ? ` (${o.err.code ?? ''} ${String(o.err.message ?? '').slice(0, 100)})` : ''}`;
     byMsg.set(msg, (byMsg.get(msg) ?? 0) + 1);
   }
   const top = [...byMsg]
     .sort((a, b) => b[1] - a[1])
     .slice(0, 5)
     .map(([m, n]) => `${n}× ${m}`);
-  return { warn, error, top };
+  return { warn, error, top, strayCount: stray.length, stray: stray.slice(0, 12) };
+}
+
+/** Markdown for what a digest found worth reading: the frequent warnings and errors, and the stray lines. */
+export function digestNotes(label: string, d: LogDigest): string[] {
+  const out: string[] = [];
+  if (d.top.length > 0)
+    out.push(
+      `${label}, most frequent warnings and errors:`,
+      '',
+      ...d.top.map((m) => `- ${m.replaceAll('`', "'")}`),
+      '',
+    );
+  if (d.strayCount > 0)
+    out.push(
+      `${label}, stderr besides its log (${d.strayCount} lines; the first ${d.stray.length}):`,
+      '',
+      '```',
+      ...d.stray,
+      '```',
+      '',
+    );
+  return out;
 }

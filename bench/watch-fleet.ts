@@ -15,7 +15,9 @@ import { envNumber, MUTATED } from './live-load.js';
 import { redisForBench } from './shared-budget.js';
 import {
   type ChangeRow,
+  digestNotes,
   freePort,
+  type LogDigest,
   logDigest,
   procSample,
   quantile,
@@ -155,7 +157,7 @@ interface FleetResult {
   readonly rateLimited: number;
   readonly probes: Map<string, number>;
   readonly workerExit: string;
-  readonly log: ReturnType<typeof logDigest>;
+  readonly log: LogDigest;
 }
 
 /** Config for the fleet: every tenant on its own key (K0001…), watched, no incremental schedule. */
@@ -293,16 +295,15 @@ function report(r: FleetResult): string {
     '|---|---:|---|',
     `| tenants (one key each) / collections watched | ${TENANTS.toLocaleString('en')} / ${r.watched.n.toLocaleString('en')} (${r.watched.tenants.toLocaleString('en')} tenants in \`watch_state\`) | |`,
     `| first mirror (\`understudy sync --config\`, every tenant) | ${f1(r.syncS)} s, ${r.syncReads.toLocaleString('en')} reads, ${r.syncLimited} 429s | |`,
-    `| worker RSS: max / median (${rss.length} samples, every ${SAMPLE_MS / 1000} s) | ${mb(rssMax)} / ${mb(quantile(rss, 0.5))} MB | < 300 MB: ${met(rssMax < 300 * 2 ** 20)} |`,
+    `| worker RSS: max / median / last (${rss.length} samples, every ${SAMPLE_MS / 1000} s) | ${mb(rssMax)} / ${mb(quantile(rss, 0.5))} / ${mb(rss.at(-1) ?? Number.NaN)} MB | < 300 MB: ${met(rssMax < 300 * 2 ** 20)} |`,
     `| edit-to-mirror: p50 / p95 / max (${r.lags.length} edits, ${lost} never mirrored) | ${f1(quantile(r.lags, 0.5))} / ${f1(p95)} / ${f1(Math.max(...r.lags))} s | p95 ≤ 120 s: ${met(p95 <= 120)} |`,
     `| reads per key in one minute: most of any key (${r.minutes.minutes.length} whole minutes) | ${peak.max} (${peak.over} keys over ${cap}) | ≤ ${cap}: ${met(peak.max <= cap)} |`,
-    `| reads per key per minute over the span: median / max key | ${f1(quantile(r.perKey, 0.5))} / ${f1(Math.max(...r.perKey))} | |`,
+    `| reads per key per minute over the span: median / max key | ${f1(quantile(r.perKey, 0.5))} / ${f1(Math.max(...r.perKey))} | median ≤ 20 (\`idleShare\`; most keys see no edit): ${met(quantile(r.perKey, 0.5) <= 20)} |`,
     `| 429s | ${r.rateLimited} | 0: ${met(r.rateLimited === 0)} |`,
     `| worker CPU / simulator (bench process) CPU, cores | ${r.workerCores.toFixed(2)} / ${r.simCores.toFixed(2)} | |`,
     `| watch turns by outcome (\`understudy_watch_probes_total\`) | ${probes || 'none'} | |`,
-    `| worker stop / warnings / errors logged | ${r.workerExit} / ${r.log.warn} / ${r.log.error} | |`,
+    `| worker stop / warnings / errors logged / other stderr lines | ${r.workerExit} / ${r.log.warn} / ${r.log.error} / ${r.log.strayCount} | |`,
   ];
-  const logged = r.log.top.map((m) => `- \`${m.replaceAll('`', "'")}\``);
   return [
     '## Watch at fleet scale (issue 26)',
     '',
@@ -319,7 +320,7 @@ function report(r: FleetResult): string {
     '',
     ...rows,
     '',
-    ...(logged.length > 0 ? ['Worker log, most frequent warnings and errors:', '', ...logged, ''] : []),
+    ...digestNotes('Worker', r.log),
     `This machine has ${cpus().length} cores: the simulator (this process), the worker, \`understudy sync\` and Redis share`,
     `them (1-minute load average at the end: ${loadavg()[0]?.toFixed(1)}).`,
   ].join('\n');
