@@ -20,6 +20,8 @@ const BENCHES = [
   'pg-ingest',
   'change-feed',
   'search',
+  'freshness',
+  'watch-fleet',
 ] as const;
 const only = process.argv.slice(2);
 
@@ -56,7 +58,12 @@ for (const name of BENCHES) {
 }
 
 const cpu = cpus()[0]?.model ?? 'unknown CPU';
-const header = `# Benchmarks
+// A subset keeps the header as it stands (notes written into it by hand stay); a whole run writes it anew.
+const firstSection = previous.indexOf('<!-- bench:');
+const header =
+  only.length > 0 && firstSection > 0
+    ? `${previous.slice(0, firstSection).trimEnd()}\n`
+    : `# Benchmarks
 
 Written by \`npm run bench\` (bench/run.ts) on ${new Date().toISOString().slice(0, 10)}.
 Machine: ${cpus().length} × ${cpu}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB RAM, Node ${process.version}, ${process.platform}/${process.arch}.
