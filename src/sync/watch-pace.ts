@@ -4,8 +4,9 @@ import type { WatchKnobs } from '../vocabulary/watch-knobs.js';
 export const RATE_TAU_MS = 30_000;
 /** No collection is probed more often than this, whatever its targets. */
 export const MIN_INTERVAL_MS = 2_000;
-/** Of its idle budget share, watch plans to use this much when nothing changes (a margin for the bound). */
-const IDLE_MARGIN = 0.8;
+/** Of its idle budget share, watch plans to use this much when nothing changes (a margin for the bound: route
+ * discovery, a probe's jitter). */
+const IDLE_MARGIN = 0.7;
 
 /** A collection's recent change rate: an exponentially weighted count of the changes probes found, per second. */
 export interface Pace {
@@ -28,7 +29,7 @@ export function paceAfter(pace: Pace, now: number, changes: number): Pace {
 
 /**
  * How often a collection is probed when nothing changes, for a key whose collections number `collections` (over
- * every watched tenant on the key): as often as 80% of `idleShare` of the key's read budget (`readsPerMinute`)
+ * every watched tenant on the key): as often as 70% of `idleShare` of the key's read budget (`readsPerMinute`)
  * allows, spread evenly over them, but never more often than the hot interval. A key with few collections sees a
  * change within seconds even when quiet; one with many stays within `idleShare`, even where that makes the interval
  * longer than the `all` target can bear (the share wins; `status` shows the interval).
