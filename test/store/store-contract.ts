@@ -504,7 +504,15 @@ export function storeContract(engine: string, make: () => Promise<ContractMirror
           { run_id: 'r1', collection: 'series', fetched: 3, ms: 12 },
         ]);
         expect(await store.mirrorStatus()).toEqual([
-          { tenant: 'acme', collection: 'series', live: 2, deleted: 1, lastSuccessAt: at(1), lastError: null },
+          {
+            tenant: 'acme',
+            collection: 'series',
+            live: 2,
+            deleted: 1,
+            lastSuccessAt: at(1),
+            lastError: null,
+            watch: null,
+          },
           {
             tenant: 'acme',
             collection: 'events',
@@ -512,6 +520,7 @@ export function storeContract(engine: string, make: () => Promise<ContractMirror
             deleted: 0,
             lastSuccessAt: null,
             lastError: 'US_UPSTREAM_UNAVAILABLE',
+            watch: null,
           },
         ]);
       });
