@@ -20,9 +20,10 @@ import { checkEvictionPolicy, isRedisConnectionError, redactRedisUrl, redisSetti
 import { reconcileSchedules, schedulesFor } from '../queue/schedules.js';
 import { openWritesQueue, type WriteQueueHandle } from '../queue/write-queue.js';
 import { prerequisitesPending } from '../sync/prerequisites-pending.js';
-import { type SyncDeps, syncCollection } from '../sync/sync-collection.js';
+import { syncCollection } from '../sync/sync-collection.js';
 import { syncOrder } from '../sync/sync-tenant.js';
 import { wantedCollections } from '../sync/wanted-collections.js';
+import { appSyncDeps } from './app-sync-deps.js';
 import type { App } from './create-app.js';
 import { othersWaitingOn } from './worker-fairness.js';
 
@@ -86,20 +87,9 @@ const runCollectionOf =
     const t = app.tenant(data.tenant);
     if (!t) throw new Error(`tenant ${data.tenant} is not in the config`);
     const routes = await app.routesOf(data.tenant, run.signal, parkingFor(data.tenant));
-    const clockSkewMs = app.config.sync?.clockSkewMs;
     const client = parkingClient(t.client, parkingFor(data.tenant));
-    const metrics = app.metrics;
-    const deps: SyncDeps = {
-      client,
-      store: app.store,
-      log: app.log,
-      stop: run.stop,
-      ...(metrics
-        ? { onFresh: (p) => metrics.freshness({ tenant: data.tenant, collection: p.collection, lagsMs: p.lagsMs }) }
-        : {}),
-    };
     const report = await syncCollection(
-      clockSkewMs !== undefined ? { ...deps, clockSkewMs } : deps,
+      appSyncDeps(app, client, run.stop),
       t.target,
       data.collection,
       data.mode,

@@ -1,10 +1,10 @@
 import { setMaxListeners } from 'node:events';
 import { keyHash } from '../partners/key-hash.js';
 import type { PartnersClient } from '../partners/partners-client.js';
-import type { SyncDeps } from '../sync/sync-run.js';
 import { type WatchedTenant, watchTenants } from '../sync/watch-loop.js';
 import type { CollectionSlug } from '../vocabulary/collections.js';
 import type { WatchKnobs } from '../vocabulary/watch-knobs.js';
+import { appSyncDeps } from './app-sync-deps.js';
 import type { App, TenantSettings } from './create-app.js';
 
 /** Abort listeners the watch's stop signal may carry without a warning: a few per turn under way. */
@@ -64,24 +64,11 @@ export function startWatch(app: App, opts: WatchOptions = {}): RunningWatch {
     });
   const count = watched().length;
   const metrics = app.metrics;
-  const syncDeps = (client: PartnersClient): SyncDeps => {
-    const clockSkewMs = app.config.sync?.clockSkewMs;
-    return {
-      client,
-      store: app.store,
-      log: app.log,
-      stop: stop.signal,
-      ...(clockSkewMs !== undefined ? { clockSkewMs } : {}),
-      ...(metrics
-        ? { onFresh: (p) => metrics.freshness({ tenant: client.tenant, collection: p.collection, lagsMs: p.lagsMs }) }
-        : {}),
-    };
-  };
   // Run even with no tenant watched now: a reload may turn watch on (each claim reads the tenants again).
   const done = watchTenants(
     {
       tenants: watched,
-      syncDeps,
+      syncDeps: (client) => appSyncDeps(app, client, stop.signal),
       rows: app.watch,
       routesOf: (slug, signal) => app.routesOf(slug, signal),
       log: app.log.child({ part: 'watch' }),

@@ -1,7 +1,6 @@
 import type { CallOptions, PartnersClient } from '../partners/partners-client.js';
 import { systemClock } from '../vocabulary/clock.js';
 import type { CollectionSlug } from '../vocabulary/collections.js';
-import { docKey } from '../vocabulary/record-key.js';
 import type { ReadRoutes } from './discover-routes.js';
 import { findDeletions } from './find-deletions.js';
 import { keyFieldFor, positionOf } from './position.js';
@@ -64,8 +63,8 @@ export async function probe(
   const total = doc && page.totalDocs === 0 ? null : page.totalDocs;
   if (doc && !newest) return { upTo, total: null, newest: null, newestMirrored: false };
   if (!newest) return { upTo, total, newest: null, newestMirrored: true };
-  const id = doc ? (docKey(key.collection, doc) ?? newest.id) : newest.id;
-  const [mine] = await rows.liveVersions(key, { ids: [id] });
+  // The position's id is the record's key as the mirror stores it (its id, or a medium's filename).
+  const [mine] = await rows.liveVersions(key, { ids: [newest.id] });
   const newestMirrored =
     mine !== undefined && mine.updatedAt !== null && Date.parse(mine.updatedAt) === Date.parse(newest.updatedAt);
   return { upTo, total, newest, newestMirrored };
