@@ -7,7 +7,7 @@ import { type ResolvedTenant, resolveTenants } from '../config/resolve-tenants.j
 import type { Logger } from '../log.js';
 import { instrumentGate } from '../ops/instrument-gate.js';
 import type { OpsMetrics } from '../ops/metrics.js';
-import { throughGate } from '../partners/gate-layer.js';
+import { reserveAtGate, throughGate } from '../partners/gate-layer.js';
 import type { Parking } from '../partners/gate-parking.js';
 import { httpTransport, partnersAgentOptions } from '../partners/http-transport.js';
 import { keyHash } from '../partners/key-hash.js';
@@ -236,7 +236,7 @@ function partnersClientFor(p: ClientParts, tenant: ResolvedTenant): PartnersClie
   const decoded = parseAnswers({ secret: tenant.apiKey })(throughGate(gate)(timed));
   const log = deps.log.child({ tenant: tenant.slug });
   const send = retryRequests({ ...deps.retry, log, pauseKey: (ms) => gate.pause(ms) })(decoded);
-  return partnersRoutes(tenant.slug, send);
+  return partnersRoutes(tenant.slug, send, reserveAtGate(gate));
 }
 
 /** What every part knows of a tenant: its client and its sync target. */

@@ -10,6 +10,7 @@ export function instrumentGate(gate: RateGate, metrics: Pick<OpsMetrics, 'gateWa
       return waited;
     },
     settle: (kind) => gate.settle(kind),
+    release: (kind) => gate.release(kind),
     pause: (ms) => gate.pause(ms),
     close: () => gate.close(),
   };

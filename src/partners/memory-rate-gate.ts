@@ -135,6 +135,12 @@ function settle(s: GateState, kind: RequestKind): void {
   if (!s.closed) pump(s);
 }
 
+function release(s: GateState, kind: RequestKind): void {
+  // Any in-flight grant will do (see settle): the newest is dropped, so the others keep their lease order.
+  if (s.inFlight[kind].pop() === undefined) return;
+  if (!s.closed) pump(s);
+}
+
 function pause(s: GateState, ms: number): void {
   if (!(ms > 0)) return;
   s.pausedUntil = Math.max(s.pausedUntil, s.now() + ms);
@@ -178,6 +184,7 @@ export function createMemoryRateGate(budget: RateBudget, opts: MemoryRateGateOpt
   return {
     acquire: (kind, { signal }) => acquire(s, kind, signal),
     settle: (kind) => settle(s, kind),
+    release: (kind) => release(s, kind),
     pause: async (ms) => pause(s, ms),
     close: async () => close(s),
   };

@@ -1,6 +1,7 @@
 import type { BulkKind, CollectionSlug } from '../vocabulary/collections.js';
 import type { JsonObject, RecordId, TenantSlug, UpstreamDoc } from '../vocabulary/ids.js';
 import type { Parking } from './gate-parking.js';
+import type { RequestKind } from './rate-gate.js';
 
 /** Payload-style `where`: `{ field: { op: value } }`, with nested `and` / `or` arrays. */
 export type Where = JsonObject;
@@ -59,6 +60,33 @@ export interface CallOptions {
    * back (`GateParkedError`) instead of waiting on. Jobs set it for all their requests with `parkingClient`.
    */
   readonly parking?: Parking;
+  /**
+   * Grants already taken at the key's gate (`PartnersClient.reserve`): a request of a kind the reservation still
+   * holds spends one instead of waiting at the gate, so the requests of a sequence leave back to back.
+   */
+  readonly prepaid?: Prepaid;
+}
+
+/** Grants taken ahead at the key's gate, spent one per request. */
+export interface Prepaid {
+  /** Spends one grant of `kind`; false when none is left (the request then waits at the gate as usual). */
+  take(kind: RequestKind): boolean;
+  /** Gives every grant not spent back to the gate (after a 429, the rest wait for the key's pause). Idempotent. */
+  forfeit(): void;
+}
+
+/** How many requests of each kind a sequence reserves. */
+export type ReserveCounts = Readonly<Partial<Record<RequestKind, number>>>;
+
+/** Takes a sequence's budget at the key's gate (`PartnersClient.reserve`). */
+export type Reserve = (counts: ReserveCounts, opts: CallOptions) => Promise<Reservation>;
+
+/** A sequence's budget, taken at the gate before its first request. */
+export interface Reservation {
+  /** The caller's options with the grants attached: pass them to every request of the sequence. */
+  readonly call: CallOptions;
+  /** Gives the grants not spent back to the gate, so they never count against the key. Idempotent. */
+  release(): void;
 }
 
 /** The result of a bulk write, as the spec's response body. */
@@ -91,6 +119,11 @@ export interface PartnersClient {
   ): Promise<UpstreamDoc>;
   /** Deletes a record and returns what was deleted. */
   delete(collection: CollectionSlug, id: RecordId, opts: CallOptions): Promise<UpstreamDoc>;
+  /**
+   * Takes `counts` requests of the key's budget at once (waiting at the gate, or parking, as a request would), for a
+   * sequence whose requests must leave back to back. Release the reservation when the sequence ends.
+   */
+  reserve(counts: ReserveCounts, opts: CallOptions): Promise<Reservation>;
   /** Runs a bulk set/unset and returns the per-record results. */
   bulk(
     collection: CollectionSlug,
@@ -116,5 +149,6 @@ export function withCallOptions(client: PartnersClient, f: (opts: CallOptions) =
     update: (collection, id, method, body, q, opts) => client.update(collection, id, method, body, q, f(opts)),
     delete: (collection, id, opts) => client.delete(collection, id, f(opts)),
     bulk: (collection, kind, body, q, opts) => client.bulk(collection, kind, body, q, f(opts)),
+    reserve: (counts, opts) => client.reserve(counts, f(opts)),
   };
 }

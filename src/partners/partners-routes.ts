@@ -1,7 +1,7 @@
 import { API_VERSION, type BulkKind, type CollectionSlug } from '../vocabulary/collections.js';
 import { isJsonObject, type JsonObject, type RecordId, type TenantSlug, type UpstreamDoc } from '../vocabulary/ids.js';
 import { parseListEnvelope } from './list-envelope.js';
-import type { BulkResult, ListPage, PartnersClient, ThemeSettingsSchema } from './partners-client.js';
+import type { BulkResult, ListPage, PartnersClient, Reserve, ThemeSettingsSchema } from './partners-client.js';
 import { toQueryString, withQuery } from './query-string.js';
 import type { Send, Shape } from './upstream-call.js';
 
@@ -31,9 +31,10 @@ const seg = (s: string) => encodeURIComponent(s);
 /**
  * The Content Partners API for one tenant, as a route table: which request each `PartnersClient` method makes
  * (method, route template, path, body, whether the key goes with it, and how its answer reads). How the request
- * is sent, paced, retried, capped and parsed is `send`'s: the layers the composition root stacks (`createApp`).
+ * is sent, paced, retried, capped and parsed is `send`'s: the layers the composition root stacks (`createApp`);
+ * `reserve` takes a sequence's budget at the same key's gate (`reserveAtGate`).
  */
-export function partnersRoutes(tenant: TenantSlug, send: Send): PartnersClient {
+export function partnersRoutes(tenant: TenantSlug, send: Send, reserve: Reserve): PartnersClient {
   if (typeof tenant !== 'string' || tenant.length === 0) throw new TypeError('tenant must be non-empty');
   const tenantPath = `/partners/${API_VERSION}/${encodeURIComponent(tenant)}`;
   const collectionPath = (c: CollectionSlug, id?: RecordId) =>
@@ -42,6 +43,7 @@ export function partnersRoutes(tenant: TenantSlug, send: Send): PartnersClient {
     id === undefined ? `${TENANT_ROUTE}/${c}` : `${TENANT_ROUTE}/${c}/{id}`;
   return {
     tenant,
+    reserve,
     listPage({ collection, ...rest }, opts) {
       const path = withQuery(collectionPath(collection), toQueryString(rest));
       const route = collectionRoute(collection);

@@ -27,6 +27,11 @@ export interface RateGate {
    * once per grant, as soon as the response headers (or the error) arrive; it never throws.
    */
   settle(kind: RequestKind): void;
+  /**
+   * Gives back one request of `kind` granted earlier and never sent (a reservation not spent): it stops counting at
+   * once, as if never granted. Call it at most once per grant, instead of `settle`; it never throws.
+   */
+  release(kind: RequestKind): void;
   /** Holds every request of this key (both kinds) until `ms` from now, e.g. after a 429's Retry-After. */
   pause(ms: number): Promise<void>;
   /** Releases timers and connections. */

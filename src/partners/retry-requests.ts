@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from '../log.js';
-import type { CallOptions } from './partners-client.js';
+import type { CallOptions, Prepaid } from './partners-client.js';
 import { decideRetry, MIN_RETRY_DELAY_MS, type RetryDecision, type RetryPolicy } from './retry-delay.js';
 import { abortedError, type Decode, kindOf, optionAtLeastZero, type Send, type UpstreamCall } from './upstream-call.js';
 
@@ -46,9 +46,12 @@ async function waitToRetry(
   signal: AbortSignal,
   opts: RetryRequestsOptions,
   sleep: (ms: number, signal: AbortSignal) => Promise<void>,
+  prepaid: Prepaid | undefined,
 ): Promise<void> {
   if (next.pauseKey) {
     // Every caller of this key waits, not just this one; the gate then holds the next attempt until the pause ends.
+    // A reservation's grants would pass the pause: they go back, and the sequence's next requests wait at the gate.
+    prepaid?.forfeit();
     await opts.pauseKey(next.delayMs);
     return;
   }
@@ -88,7 +91,7 @@ export function retryRequests(opts: RetryRequestsOptions): (next: Decode) => Sen
           { attempt: decision.attempt, delayMs: decision.delayMs, status, route: call.route },
           'retrying upstream request',
         );
-        await waitToRetry(decision, call, signal, opts, sleep);
+        await waitToRetry(decision, call, signal, opts, sleep, callOpts.prepaid);
       }
     };
 }

@@ -208,6 +208,14 @@ export function createRedisRateGate(opts: RedisRateGateOptions): RateGate {
         opts.onSettleError?.(err);
       });
     },
+    release(kind) {
+      const id = g.inFlight[kind].pop();
+      if (id === undefined) return;
+      // Not awaited, as a settle: a lost release only keeps the slot counted until its lease ends.
+      g.redis.zrem(`${base}:${kind}`, id).catch((err: unknown) => {
+        opts.onSettleError?.(err);
+      });
+    },
     async pause(ms) {
       if (ms > 0) await g.redis.understudyGatePause(g.pauseKey, Math.ceil(ms));
     },

@@ -1,5 +1,5 @@
 import type { Logger } from '../../src/log.js';
-import { throughGate } from '../../src/partners/gate-layer.js';
+import { reserveAtGate, throughGate } from '../../src/partners/gate-layer.js';
 import { type HttpTransportOptions, httpTransport } from '../../src/partners/http-transport.js';
 import { parseAnswers } from '../../src/partners/parse-answer.js';
 import type { PartnersClient } from '../../src/partners/partners-client.js';
@@ -42,5 +42,5 @@ export function createHttpPartnersClient(opts: HttpClientOptions): PartnersClien
     random: opts.random,
     pauseKey: (ms) => gate.pause(ms),
   })(decoded);
-  return partnersRoutes(opts.tenant, send);
+  return partnersRoutes(opts.tenant, send, reserveAtGate(gate));
 }

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { throughGate } from '../../src/partners/gate-layer.js';
+import { reserveAtGate, throughGate } from '../../src/partners/gate-layer.js';
 import { GateParkedError } from '../../src/partners/gate-parking.js';
 import { createMemoryRateGate } from '../../src/partners/memory-rate-gate.js';
 import type { RateGate, RequestKind } from '../../src/partners/rate-gate.js';
@@ -30,6 +30,7 @@ function recordingGate() {
       return 0;
     },
     settle: (kind) => log.push(`settle ${kind}`),
+    release: (kind) => log.push(`release ${kind}`),
     pause: async () => {},
     close: async () => {},
   };
@@ -117,5 +118,82 @@ describe('gate layer', () => {
     expect(await write).toBe('answer');
     expect(asked).toBeGreaterThanOrEqual(9);
     await gate.close();
+  });
+
+});
+
+describe('a reservation at the gate', () => {
+  it('takes the whole budget of a sequence first, then lets its requests leave without waiting', async () => {
+    const gate = createMemoryRateGate({ reads: 10, writes: 2, windowMs: 60_000 });
+    const send = throughGate(gate)(async () => 'answer');
+    // Another caller holds the write budget for a while: the reservation waits for both writes before it resolves.
+    await send(call('PUT'), open());
+    await send(call('PUT'), open());
+    let reserved = false;
+    const pending = reserveAtGate(gate)({ write: 2, read: 1 }, open()).then((r) => {
+      reserved = true;
+      return r;
+    });
+    await vi.advanceTimersByTimeAsync(59_000);
+    expect(reserved).toBe(false);
+    await vi.advanceTimersByTimeAsync(1_001);
+    const r = await pending;
+    // With the budget taken, each request of the sequence leaves at once: no wait at the gate in between.
+    const sent: number[] = [];
+    const timed = throughGate(gate)(async () => {
+      sent.push(Date.now());
+      return 'answer';
+    });
+    await timed(call('GET'), r.call);
+    await timed(call('PUT'), r.call);
+    await timed(call('PATCH'), r.call);
+    expect(sent).toEqual([sent[0], sent[0], sent[0]]);
+    // A third write is not prepaid: it waits a window like any other.
+    let third = false;
+    const extra = timed(call('PUT'), r.call).then(() => {
+      third = true;
+    });
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(third).toBe(false);
+    r.release();
+    await vi.advanceTimersByTimeAsync(60_000);
+    await extra;
+    await gate.close();
+  });
+
+  it('gives back the grants a sequence did not spend, so they never count against the key', async () => {
+    const gate = createMemoryRateGate({ reads: 10, writes: 2, windowMs: 60_000 });
+    const r = await reserveAtGate(gate)({ write: 2 }, open());
+    const send = throughGate(gate)(async () => 'answer');
+    await send(call('PUT'), r.call);
+    r.release();
+    r.release();
+    // One write was spent; the other went back: a write from anyone else leaves at once.
+    let other = false;
+    const next = send(call('PUT'), open()).then(() => {
+      other = true;
+    });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(other).toBe(true);
+    await next;
+    await gate.close();
+  });
+
+  it('gives back what it took when its wait is given up', async () => {
+    const { gate, log } = recordingGate();
+    const stop = new AbortController();
+    let n = 0;
+    const stopping: RateGate = {
+      ...gate,
+      acquire: async (kind, o) => {
+        if (++n === 2) {
+          stop.abort();
+          throw new Error('aborted');
+        }
+        return gate.acquire(kind, o);
+      },
+    };
+    await expect(reserveAtGate(stopping)({ write: 2 }, { signal: stop.signal })).rejects.toThrow('aborted');
+    expect(log).toEqual(['acquire write', 'release write']);
   });
 });

@@ -20,6 +20,7 @@ function recordingClient() {
     update: (_c, _id, _m, _b, _q, o) => answer(o),
     delete: (_c, _id, o) => answer(o),
     bulk: (_c, _k, _b, _q, o) => answer(o),
+    reserve: (_counts, o) => answer(o),
   };
   return { client, seen };
 }

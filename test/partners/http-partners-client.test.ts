@@ -24,6 +24,7 @@ function recordingGate() {
       return 0;
     },
     settle() {},
+    release() {},
     async pause(ms) {
       pauses.push(ms);
     },

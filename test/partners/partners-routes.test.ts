@@ -17,13 +17,15 @@ function recording(json: unknown) {
 }
 
 const opts = { signal: new AbortController().signal };
+/** Route tests send no sequence: a reservation is never asked for. */
+const noReserve = () => Promise.reject(new Error('no reservation in a route test'));
 const row = (c: UpstreamCall) =>
   `${c.method} ${c.path} ${c.route} ${c.auth ? 'key' : 'public'}${c.body ? ' body' : ''}`;
 
 describe('partners route table', () => {
   it('makes one request per method: method, path, route template, key and body', async () => {
     const { send, calls } = recording({ doc: { id: 1 }, message: 'ok' });
-    const client = partnersRoutes(tenantSlug('acme'), send);
+    const client = partnersRoutes(tenantSlug('acme'), send, noReserve);
     expect(client.tenant).toBe('acme');
     await client.getById('series', recordId('a/b'), { depth: 0 }, opts);
     await client.themeSettingsSchema('events', opts);
@@ -45,14 +47,14 @@ describe('partners route table', () => {
 
   it('reads writes as the record ({doc, message} unwrapped) and lists as the normalised envelope', async () => {
     const write = recording({ doc: { id: 7 }, message: 'Created' });
-    expect(await partnersRoutes(tenantSlug('acme'), write.send).create('series', {}, {}, opts)).toEqual({ id: 7 });
+    expect(await partnersRoutes(tenantSlug('acme'), write.send, noReserve).create('series', {}, {}, opts)).toEqual({ id: 7 });
     const bare = recording({ id: 8, doc: { nested: true } });
-    expect(await partnersRoutes(tenantSlug('acme'), bare.send).delete('series', recordId('8'), opts)).toEqual({
+    expect(await partnersRoutes(tenantSlug('acme'), bare.send, noReserve).delete('series', recordId('8'), opts)).toEqual({
       id: 8,
       doc: { nested: true },
     });
     const list = recording({ docs: [{ id: 1 }], totalDocs: '1' });
-    const page = await partnersRoutes(tenantSlug('acme'), list.send).listPage({ collection: 'series', limit: 5 }, opts);
+    const page = await partnersRoutes(tenantSlug('acme'), list.send, noReserve).listPage({ collection: 'series', limit: 5 }, opts);
     expect(list.calls.map(row)).toEqual([
       'GET /partners/2026-02/acme/series?limit=5 /partners/{version}/{tenant}/series key',
     ]);
@@ -60,7 +62,7 @@ describe('partners route table', () => {
   });
 
   it('refuses an empty tenant', () => {
-    expect(() => partnersRoutes(tenantSlug('acme').slice(0, 0) as never, recording({}).send)).toThrow(
+    expect(() => partnersRoutes(tenantSlug('acme').slice(0, 0) as never, recording({}).send, noReserve)).toThrow(
       /tenant must be non-empty/,
     );
   });

@@ -26,6 +26,7 @@ function recordingGate() {
     settle: () => {
       settles++;
     },
+    release: () => {},
     pause: async (ms) => {
       pauses.push(ms);
     },

@@ -108,6 +108,23 @@ describe('redis rate gate', () => {
     expect(await redis.zcard(`${prefix}:rate:k5:read`)).toBe(2);
   });
 
+  it('forgets a grant given back unsent, on every process of the key', async () => {
+    const prefix = `t-${randomUUID()}`;
+    const redis = connect();
+    const budget = { reads: 2, writes: 1, windowMs: 60_000 };
+    const a = createRedisRateGate({ redis: connect(), keyHash: 'k6', budget, prefix });
+    const b = createRedisRateGate({ redis: connect(), keyHash: 'k6', budget, prefix });
+    const signal = new AbortController().signal;
+    await a.acquire('write', { signal });
+    expect(await redis.zcard(`${prefix}:rate:k6:write`)).toBe(1);
+    a.release('write');
+    await expect.poll(() => redis.zcard(`${prefix}:rate:k6:write`)).toBe(0);
+    // The other process gets the write at once; giving back more than was granted changes nothing.
+    expect(await b.acquire('write', { signal })).toBe(0);
+    a.release('write');
+    expect(await redis.zcard(`${prefix}:rate:k6:write`)).toBe(1);
+  });
+
   it('names keys by hash only and keeps the longer of two pauses', async () => {
     const prefix = `t-${randomUUID()}`;
     const redis = connect();
