@@ -119,7 +119,6 @@ describe('gate layer', () => {
     expect(asked).toBeGreaterThanOrEqual(9);
     await gate.close();
   });
-
 });
 
 describe('a reservation at the gate', () => {

@@ -47,14 +47,21 @@ describe('partners route table', () => {
 
   it('reads writes as the record ({doc, message} unwrapped) and lists as the normalised envelope', async () => {
     const write = recording({ doc: { id: 7 }, message: 'Created' });
-    expect(await partnersRoutes(tenantSlug('acme'), write.send, noReserve).create('series', {}, {}, opts)).toEqual({ id: 7 });
+    expect(await partnersRoutes(tenantSlug('acme'), write.send, noReserve).create('series', {}, {}, opts)).toEqual({
+      id: 7,
+    });
     const bare = recording({ id: 8, doc: { nested: true } });
-    expect(await partnersRoutes(tenantSlug('acme'), bare.send, noReserve).delete('series', recordId('8'), opts)).toEqual({
+    expect(
+      await partnersRoutes(tenantSlug('acme'), bare.send, noReserve).delete('series', recordId('8'), opts),
+    ).toEqual({
       id: 8,
       doc: { nested: true },
     });
     const list = recording({ docs: [{ id: 1 }], totalDocs: '1' });
-    const page = await partnersRoutes(tenantSlug('acme'), list.send, noReserve).listPage({ collection: 'series', limit: 5 }, opts);
+    const page = await partnersRoutes(tenantSlug('acme'), list.send, noReserve).listPage(
+      { collection: 'series', limit: 5 },
+      opts,
+    );
     expect(list.calls.map(row)).toEqual([
       'GET /partners/2026-02/acme/series?limit=5 /partners/{version}/{tenant}/series key',
     ]);
