@@ -1,7 +1,7 @@
 import { acquireOrPark } from './gate-parking.js';
 import type { CallOptions, Prepaid, Reservation, Reserve, ReserveCounts } from './partners-client.js';
 import type { RateGate, RequestKind } from './rate-gate.js';
-import { type AttemptOptions, type Dispatch, kindOf } from './upstream-call.js';
+import { type Dispatch, kindOf } from './upstream-call.js';
 
 /** A wait at the gate shorter than this is not worth telling anyone about. */
 const WAITING_AFTER_MS = 300;
