@@ -49,18 +49,21 @@ export function reserveAtGate(gate: RateGate): Reserve {
   return async (counts: ReserveCounts, opts: CallOptions): Promise<Reservation> => {
     const held: Record<RequestKind, number> = { read: 0, write: 0 };
     const grants = prepaidGrants(gate, held);
-    try {
+    const take = async (more: ReserveCounts) => {
       for (const kind of ['write', 'read'] as const) {
-        for (let i = 0; i < (counts[kind] ?? 0); i++) {
+        for (let i = 0; i < (more[kind] ?? 0); i++) {
           await waitAtGate(gate, kind, opts);
           held[kind]++;
         }
       }
+    };
+    try {
+      await take(counts);
     } catch (err) {
       grants.release();
       throw err;
     }
-    return { call: { ...opts, prepaid: grants }, release: grants.release };
+    return { call: { ...opts, prepaid: grants }, extend: take, release: grants.release };
   };
 }
 

@@ -85,6 +85,8 @@ export type Reserve = (counts: ReserveCounts, opts: CallOptions) => Promise<Rese
 export interface Reservation {
   /** The caller's options with the grants attached: pass them to every request of the sequence. */
   readonly call: CallOptions;
+  /** Takes `counts` more requests into the same reservation (a sequence that turns out longer than planned). */
+  extend(counts: ReserveCounts): Promise<void>;
   /** Gives the grants not spent back to the gate, so they never count against the key. Idempotent. */
   release(): void;
 }

@@ -1,11 +1,10 @@
 import { describeError, UnderstudyError, UpstreamError } from '../errors.js';
-import type { Logger } from '../log.js';
-import type { BulkResult, CallOptions, PartnersClient } from '../partners/partners-client.js';
+import type { BulkResult, CallOptions } from '../partners/partners-client.js';
 import { docKey } from '../store/extract-row.js';
-import { PUBLISHED, type Store, type SyncKey, type WriteBatch } from '../sync/store-port.js';
-import { type CollectionSlug, NATURAL_KEY, VERSIONED } from '../vocabulary/collections.js';
+import { PUBLISHED, type SyncKey } from '../sync/store-port.js';
+import { NATURAL_KEY, VERSIONED } from '../vocabulary/collections.js';
 import { isJsonObject, type JsonObject, type JsonValue, recordId, type UpstreamDoc } from '../vocabulary/ids.js';
-import { planVersionedUpdate, type UpdatePlan } from './versioned-update.js';
+import { applyVersionedUpdate } from './versioned-sequence.js';
 import {
   type BulkJob,
   type CreateJob,
@@ -15,46 +14,8 @@ import {
   type WriteJobData,
 } from './write-job.js';
 import type { BulkFailure } from './write-log.js';
-
-/** What applying a write needs: the tenant's client, the mirror, and how to bring the mirror up after a bulk write. */
-export interface WriteDeps {
-  readonly client: PartnersClient;
-  readonly store: Store;
-  readonly log: Logger;
-  /** Whether the tenant mirrors drafts; draft results are written through only then. */
-  readonly mirrorDrafts: boolean;
-  /** Brings the mirror of a collection up to date after a bulk write (an incremental sync, inline or queued). */
-  readonly afterBulk?: (collection: CollectionSlug, signal: AbortSignal) => Promise<void>;
-  readonly now?: () => Date;
-}
-
-export interface ApplyOptions {
-  readonly signal: AbortSignal;
-  /** An earlier attempt went out without a usable answer: a create looks for its record before sending again. */
-  readonly priorUnknown: boolean;
-  /** The write job's id, logged as the `run_id` of the changes its write-through makes. */
-  readonly jobId?: string;
-}
-
-/** How a write ended upstream and in the mirror. */
-export type WriteOutcome =
-  | {
-      readonly status: 'ok';
-      /** The id of the record written, when there is one. */
-      readonly resultId: string | null;
-      /** Set when the write ended another way than by its own answer, e.g. found after an unknown outcome. */
-      readonly note?: string;
-      /** Why the mirror could not be brought in step (the write itself succeeded). */
-      readonly mirrorError?: string;
-      readonly summary?: JsonObject;
-    }
-  | {
-      readonly status: 'partial';
-      readonly resultId: null;
-      readonly failures: readonly BulkFailure[];
-      readonly summary: JsonObject;
-      readonly mirrorError?: string;
-    };
+import { type ApplyOptions, type WriteDeps, type WriteOutcome, withMirror } from './write-outcome.js';
+import { draftQuery, mirrorDoc, TAKES_DEPTH, writeQuery, writeThrough } from './write-through.js';
 
 const num = (v: JsonValue | undefined): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
 
@@ -126,7 +87,7 @@ async function applyCreate(
   return withMirror({ status: 'ok', resultId: docKey(data.collection, doc) }, mirrorError);
 }
 
-/** An update (PUT or PATCH, or a versioned update's plan); the answer upserted into the mirror. */
+/** An update (PUT or PATCH, or a versioned update's sequence); the answer upserted into the mirror. */
 async function applyUpdate(
   deps: WriteDeps,
   data: UpdateJob,
@@ -136,8 +97,8 @@ async function applyUpdate(
   const { client } = deps;
   const call: CallOptions = { signal: opts.signal };
   const method = routeOf(data).method === 'PUT' ? 'PUT' : 'PATCH';
-  const plan = await planVersionedUpdate(client, data.collection, data.id, data.body, data.draft, call);
-  if (plan) return applyPlannedUpdate(deps, data, plan, method, sentAt, opts);
+  const versioned = await applyVersionedUpdate(deps, data, opts, sentAt);
+  if (versioned) return versioned;
   const answer = await client.update(
     data.collection,
     recordId(data.id),
@@ -177,26 +138,6 @@ async function applyDelete(deps: WriteDeps, data: DeleteJob, opts: ApplyOptions)
   return withMirror({ status: 'ok', resultId: data.id, ...(note ? { note } : {}) }, mirrorError);
 }
 
-/** A write-through's change-log origin: source `write`, and the job's id. */
-const writeThrough = (opts: ApplyOptions): Pick<WriteBatch, 'source' | 'runId'> => ({
-  source: 'write',
-  ...(opts.jobId ? { runId: opts.jobId } : {}),
-});
-
-const draftQuery = (draft: boolean | undefined) => (draft ? { draft: true } : {});
-
-/** Write routes that take `depth` (the spec: the custom-attributes PUT takes only `select` and `populate`). */
-const TAKES_DEPTH = (c: CollectionSlug): boolean => c !== 'custom-attributes';
-
-/**
- * The query of a create or update: `depth=0` wherever the route takes it, so the answer has relationships as ids,
- * the shape sync reads (a Payload-style upstream populates them to depth 2 by default); `draft=true` for drafts.
- */
-const writeQuery = (c: CollectionSlug, draft: boolean | undefined) => ({
-  ...(TAKES_DEPTH(c) ? { depth: 0 } : {}),
-  ...draftQuery(draft),
-});
-
 /** The id of a populated record in an answer (an object with an `id` and the timestamps records carry), else undefined. */
 const populatedId = (v: JsonValue | undefined): JsonValue | undefined =>
   isJsonObject(v) &&
@@ -224,96 +165,6 @@ export function idsForRelationships(doc: UpstreamDoc): UpstreamDoc {
   return out as UpstreamDoc;
 }
 
-/**
- * Sends a planned update of a versioned record (`planVersionedUpdate`) step by step, writing through the answers
- * of the steps that carry the targeted fields. When a non-draft step comes back `_status: "draft"` for a record
- * that was published, the upstream has unpublished it: the rest is not sent, the outcome's note and a warning say
- * so, and the mirror follows the published read (the published row tombstoned as `unpublished` when that is 404).
- */
-async function applyPlannedUpdate(
-  deps: WriteDeps,
-  data: UpdateJob,
-  plan: UpdatePlan,
-  method: 'PUT' | 'PATCH',
-  sentAt: string,
-  opts: ApplyOptions,
-): Promise<WriteOutcome> {
-  const call: CallOptions = { signal: opts.signal };
-  const { collection } = data;
-  const mirrorErrors: string[] = [];
-  for (const step of plan.steps) {
-    const q = { ...writeQuery(collection, step.draft), ...(step.allLocales ? { locale: 'all' } : {}) };
-    const answer = await deps.client.update(collection, recordId(data.id), method, step.body, q, call);
-    if (plan.wasPublished && !step.draft && answer._status === 'draft') {
-      const note = await followUnpublished(deps, data, answer, sentAt, opts);
-      return {
-        status: 'ok',
-        resultId: data.id,
-        note: note.note,
-        ...(note.mirrorError ? { mirrorError: note.mirrorError } : {}),
-      };
-    }
-    if (step.mirror) {
-      const err = await mirrorDoc(deps, collection, step.draft, answer, sentAt, opts);
-      if (err) mirrorErrors.push(err);
-    }
-  }
-  return withMirror({ status: 'ok', resultId: data.id }, mirrorErrors.length ? mirrorErrors.join('; ') : undefined);
-}
-
-/** The mirror after an update the upstream answered by unpublishing the record: as its published read says. */
-async function followUnpublished(
-  deps: WriteDeps,
-  data: UpdateJob,
-  answer: UpstreamDoc,
-  sentAt: string,
-  opts: ApplyOptions,
-): Promise<{ note: string; mirrorError?: string }> {
-  const { collection } = data;
-  const tenant = deps.client.tenant;
-  let published: UpstreamDoc | null = null;
-  let mirrorError: string | undefined;
-  try {
-    published = await deps.client.getById(collection, recordId(data.id), { depth: 0 }, { signal: opts.signal });
-  } catch (err) {
-    if (!(err instanceof UpstreamError && err.status === 404 && err.code !== 'US_AUTH'))
-      mirrorError = describeError(err);
-  }
-  const note =
-    `UNPUBLISHED by the upstream: its answer to this update says _status "draft" for ${collection} ${data.id}, ` +
-    `which was published; ${published ? 'its published read still answers' : 'its published read answers 404'} ` +
-    '(see docs/writes.md, "An update of a versioned record")';
-  deps.log.warn(
-    { tenant, collection, id: data.id, published: published !== null },
-    'update unpublished the record upstream',
-  );
-  if (mirrorError === undefined) {
-    try {
-      const key: SyncKey = { tenant, collection, variant: PUBLISHED };
-      await deps.store.write(
-        key,
-        published
-          ? { upserts: [published], fetchedAt: sentAt, ...writeThrough(opts) }
-          : {
-              deletes: [data.id],
-              deleteReason: 'unpublished',
-              now: (deps.now?.() ?? new Date()).toISOString(),
-              ...writeThrough(opts),
-            },
-      );
-    } catch (err) {
-      mirrorError = describeError(err);
-    }
-  }
-  const draftError = await mirrorDoc(deps, collection, true, answer, sentAt, opts);
-  const errors = [mirrorError, draftError].filter((e): e is string => e !== undefined);
-  return errors.length ? { note, mirrorError: errors.join('; ') } : { note };
-}
-
-function withMirror<T extends WriteOutcome>(outcome: T, mirrorError: string | undefined): T {
-  return mirrorError === undefined ? outcome : { ...outcome, mirrorError };
-}
-
 async function applyBulk(deps: WriteDeps, data: BulkJob, opts: ApplyOptions): Promise<WriteOutcome> {
   const kind = routeOf(data).bulkKind;
   if (!kind) throw new UnderstudyError('US_VALIDATION', `${data.collection} has no bulk route`);
@@ -335,41 +186,6 @@ async function applyBulk(deps: WriteDeps, data: BulkJob, opts: ApplyOptions): Pr
     return withMirror({ status: 'partial', resultId: null, failures, summary }, mirrorError);
   }
   return withMirror({ status: 'ok', resultId: null, summary }, mirrorError);
-}
-
-/**
- * Whether the upstream's answer is a draft: its `_status` when it has one (a Payload-style upstream creates a draft
- * unless the body says `_status: "published"`), else whether the write asked for the draft.
- */
-export const answeredDraft = (collection: CollectionSlug, askedDraft: boolean, doc: UpstreamDoc): boolean => {
-  if (!VERSIONED.has(collection)) return false;
-  const status = doc._status;
-  return status === 'draft' || status === 'published' ? status === 'draft' : askedDraft;
-};
-
-/**
- * Writes a record returned by the upstream into the mirror, filed by the `_status` it came back with: a draft goes
- * to the draft variant, or nowhere when the tenant does not mirror drafts. Returns why it could not, or undefined.
- */
-async function mirrorDoc(
-  deps: WriteDeps,
-  collection: CollectionSlug,
-  askedDraft: boolean,
-  doc: UpstreamDoc,
-  fetchedAt: string,
-  opts: ApplyOptions,
-): Promise<string | undefined> {
-  const draft = answeredDraft(collection, askedDraft, doc);
-  if (draft && !deps.mirrorDrafts) return undefined;
-  try {
-    const key: SyncKey = { tenant: deps.client.tenant, collection, variant: draft ? 'draft' : PUBLISHED };
-    await deps.store.write(key, { upserts: [doc], fetchedAt, ...writeThrough(opts) });
-    return undefined;
-  } catch (err) {
-    const message = describeError(err);
-    deps.log.warn({ err: message, collection }, 'write applied, mirror not updated');
-    return message;
-  }
 }
 
 /** The field and value a create can be found again by (slug; filename for media), or null when its body has none. */

@@ -3,7 +3,6 @@ import type { Logger } from '../log.js';
 import type { PartnersClient } from '../partners/partners-client.js';
 import type { Store } from '../sync/store-port.js';
 import type { CollectionSlug } from '../vocabulary/collections.js';
-import type { WriteOutcome } from './apply-write.js';
 import type { WriteRetryPolicy } from './decide-write-retry.js';
 import { JobRecord, type WriteJobView } from './job-record.js';
 import type { RecordLine } from './record-line.js';
@@ -11,6 +10,7 @@ import { parseJobData } from './validate-write.js';
 import { attemptWrite } from './write-attempt.js';
 import { describeTarget, type WriteJobData } from './write-job.js';
 import type { WriteLog, WriteLogEntry } from './write-log.js';
+import type { WriteOutcome } from './write-outcome.js';
 import { readProgress } from './write-progress.js';
 
 /** What the worker knows about one configured tenant. */

@@ -1,11 +1,12 @@
 import { describeError } from '../errors.js';
 import { parkingClient } from '../partners/gate-parking.js';
-import { applyWrite, naturalKeyOf, outcomeUnknown, type WriteOutcome } from './apply-write.js';
+import { applyWrite, naturalKeyOf, outcomeUnknown } from './apply-write.js';
 import { classifyFailure } from './classify-failure.js';
 import { decideWriteRetry, type RetryDecision } from './decide-write-retry.js';
 import { iso, type JobRecord } from './job-record.js';
 import type { RunWriteDeps, WriteDecision, WriteTenant } from './run-write.js';
 import { type CreateJob, describeTarget } from './write-job.js';
+import type { WriteOutcome } from './write-outcome.js';
 import type { WriteProgress } from './write-progress.js';
 
 /** One attempt at sending a write: its number, and when it started. */
