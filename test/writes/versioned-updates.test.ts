@@ -128,3 +128,43 @@ describe('an upstream that unpublishes a record on update anyway', () => {
     expect(row?.deleted_at).toBeTruthy();
   });
 });
+
+describe('an update of a record whose published version points at media since deleted', () => {
+  // Issue 34, item 3: the restore re-sent the published version's `image`, and the upstream refused the dangling
+  // reference (400), although the update does not touch it and the draft does not change it.
+  it.each([
+    ['a spec-faithful upstream', false],
+    ['a Payload-like upstream', true],
+  ])('succeeds with a pending draft, on %s, as it does without one', async (_name, updatesOntoLatest) => {
+    const h = await writeHarness({
+      redisUrl: redis.url,
+      sim: { records: 12, updatesOntoLatest },
+      mirror: ['organizations'],
+      drafts: true,
+    });
+    const withImage = h.sim.controls
+      .docs(h.slug, 'organizations')
+      .filter((d) => d._status === 'published' && typeof d.image === 'string');
+    const [pending, plain] = withImage.map(idOf);
+    if (!pending || !plain) throw new Error('two published organizations with an image are needed');
+    await h.client.update(
+      'organizations',
+      recordId(pending),
+      'PUT',
+      { name: 'Pending' },
+      { draft: true, depth: 0 },
+      call,
+    );
+    h.sim.controls.mutate({ tenant: h.slug, collection: 'media', deletes: 1000 });
+    expect(h.sim.controls.docs(h.slug, 'media')).toHaveLength(0);
+    await h.startWorker();
+    const ids = [await h.queue.update(h.slug, 'organizations', pending, { type: 'presenter' })];
+    ids.push(await h.queue.update(h.slug, 'organizations', plain, { type: 'presenter' }));
+    for (const j of ids) {
+      expect(await h.settled(j), `job ${j}`).toBe('completed');
+      expect(h.logRow(j)).toMatchObject({ status: 'ok', note: null });
+    }
+    expect(read(h, 'organizations', pending, false)).toMatchObject({ type: 'presenter', _status: 'published' });
+    expect(read(h, 'organizations', pending, true)).toMatchObject({ type: 'presenter', name: 'Pending' });
+  });
+});
