@@ -1,5 +1,6 @@
 import { describeError } from '../errors.js';
 import type { Logger } from '../log.js';
+import type { JsonObject } from '../vocabulary/ids.js';
 import type { RecordLine, RecordTarget } from './record-line.js';
 import { describeTarget, recordOf, routeOf, type WriteJobData } from './write-job.js';
 import type { WriteLog, WriteLogEntry, WriteStatus } from './write-log.js';
@@ -85,9 +86,22 @@ export class JobRecord {
     this.latest = progress;
   }
 
+  /** The job's progress as last read or saved. */
+  get progress(): WriteProgress {
+    return this.latest;
+  }
+
+  /** Saves the job's progress; what a sequence saved (`sequence`) stays unless `p` replaces it. */
   async save(p: WriteProgress): Promise<void> {
-    this.latest = p;
-    await this.job.saveProgress(p);
+    const sequence = p.sequence ?? this.latest.sequence;
+    const next = sequence ? { ...p, sequence } : p;
+    this.latest = next;
+    await this.job.saveProgress(next);
+  }
+
+  /** Saves what a versioned update's sequence needs should its attempt be cut off (`WriteProgress.sequence`). */
+  saveSequence(sequence: JsonObject): Promise<void> {
+    return this.save({ ...this.latest, sequence });
   }
 
   /** Writes the job's `write_log` row; a failure to is logged, never thrown. */

@@ -3,11 +3,12 @@ import type { CallOptions, Reservation } from '../partners/partners-client.js';
 import { docKey } from '../store/extract-row.js';
 import { PUBLISHED, type SyncKey } from '../sync/store-port.js';
 import { VERSIONED } from '../vocabulary/collections.js';
-import { recordId, type UpstreamDoc } from '../vocabulary/ids.js';
+import { isJsonObject, recordId, type UpstreamDoc } from '../vocabulary/ids.js';
 import {
   bodyFields,
   carriedBy,
   driftedFields,
+  pick,
   planVersionedUpdate,
   readVersion,
   readVersions,
@@ -17,7 +18,7 @@ import {
 } from './versioned-update.js';
 import { routeOf, type UpdateJob } from './write-job.js';
 import { type ApplyOptions, type WriteDeps, type WriteOutcome, withMirror } from './write-outcome.js';
-import { mirrorDoc, writeQuery, writeThrough } from './write-through.js';
+import { mirrorDoc, mirrorVariant, writeQuery, writeThrough } from './write-through.js';
 
 // Sends an update of a versioned record as versioned-update.ts plans it, in as short a window as the key allows: the
 // whole sequence's budget is taken at the gate before its first read, so its requests leave back to back. An editor
@@ -78,19 +79,49 @@ export async function applyVersionedUpdate(
 
 async function runSequence(s: Sequence): Promise<WriteOutcome> {
   const { deps, data, reservation } = s;
-  const versions = await readVersions(deps.client, data.collection, data.id, true, reservation.call);
+  const read = await readVersions(deps.client, data.collection, data.id, true, reservation.call);
+  const resumed = resumeFrom(s.opts, read);
+  const versions = resumed?.versions ?? read;
   const plan = planVersionedUpdate(data.collection, data.id, data.body, versions);
   if (plan.kind === 'as-asked') return sendAsAsked(s);
-  const sent = await sendSteps(s, plan.steps, versions.published !== null);
-  if (!Array.isArray(sent)) return sent;
   const { published, latest } = versions;
+  if (plan.kind === 'published' && latest) {
+    await s.opts.checkpoint?.save({ draft: plan.pendingDraft ? pick(latest, plan.restored) : null });
+  }
+  const sent = await sendSteps(s, plan.steps, published !== null);
+  if (!Array.isArray(sent)) return sent;
   if (plan.kind === 'draft-only' || !published || !latest) return mirrorLast(s, sent);
   const skip = bodyFields(data.body);
   const leaked = fieldsOf(sent, false, (a) => driftedFields(a, published, skip));
   const draftDrift = plan.pendingDraft ? fieldsOf(sent, true, (a) => driftedFields(a, latest, skip)) : [];
-  if (!plan.pendingDraft && leaked.length === 0) return mirrorLast(s, sent);
+  if (!plan.pendingDraft && leaked.length === 0 && !resumed) return mirrorLast(s, sent);
   const repaired = leaked.length > 0 ? await repairLeak(s, published, leaked) : { sent: [], leftover: [] };
-  return settle(s, [...sent, ...repaired.sent], { leaked, leftover: repaired.leftover, draftDrift });
+  const seen = { leaked, leftover: repaired.leftover, draftDrift };
+  return settle(s, [...sent, ...repaired.sent], seen, resumed);
+}
+
+/** How an attempt after one cut off mid-sequence goes on: the versions to plan from, and whether it restored the draft. */
+interface Resumed {
+  readonly versions: Versions;
+  /** The pending draft the cut-off attempt read was gone (its first write superseded it), and is planned back. */
+  readonly draftRestored: boolean;
+}
+
+/**
+ * An attempt after one that went out without a usable answer, having saved its checkpoint (so its sequence may have
+ * been cut off between two requests). The sequence runs again from the versions as they stand; when the pending draft
+ * the earlier attempt read is gone (its first write superseded it, and it died before writing the draft back), the
+ * draft it saved is planned back over the published version. Null when this attempt is not such a one.
+ */
+function resumeFrom(opts: ApplyOptions, read: Versions): Resumed | null {
+  const saved = opts.checkpoint?.saved;
+  if (!opts.priorUnknown || !saved) return null;
+  const draft = isJsonObject(saved.draft) ? saved.draft : null;
+  const { published, latest } = read;
+  if (!draft || !published || !latest || latest._status === 'draft' || Object.keys(draft).length === 0) {
+    return { versions: read, draftRestored: false };
+  }
+  return { versions: { published, latest: { ...latest, ...draft, _status: 'draft' } }, draftRestored: true };
 }
 
 /** The sorted union of `f` over the answers of the draft (or publishing) requests sent. */
@@ -189,6 +220,7 @@ async function settle(
   s: Sequence,
   sent: readonly Sent[],
   seen: Pick<Interleaved, 'leaked' | 'leftover' | 'draftDrift'>,
+  resumed: Resumed | null,
 ): Promise<WriteOutcome> {
   const { deps, data } = s;
   const back = await readVersions(deps.client, data.collection, data.id, false, s.reservation.call);
@@ -199,30 +231,40 @@ async function settle(
     publishedMoved: newer(back.published, lastOf(false)),
   };
   const mirrorError = await mirrorVersions(s, back);
-  const note = concurrentNote(data, found);
-  if (note) {
-    deps.log.warn(
-      { tenant: deps.client.tenant, collection: data.collection, id: data.id, leaked: found.leaked },
-      'concurrent edit during an update',
-    );
-  }
+  const concurrent = concurrentNote(data, found);
+  const where = { tenant: deps.client.tenant, collection: data.collection, id: data.id };
+  if (concurrent) deps.log.warn({ ...where, leaked: found.leaked }, 'concurrent edit during an update');
+  if (resumed)
+    deps.log.warn({ ...where, draftRestored: resumed.draftRestored }, 'update resumed after a cut-off attempt');
+  const note = [concurrent, resumed ? resumedNote(resumed) : null].filter(Boolean).join('. ');
   return withMirror({ status: 'ok', resultId: data.id, ...(note ? { note } : {}) }, mirrorError);
 }
 
-/** The versions read back, into the mirror: the published row, and the draft variant when there is a draft. */
+/**
+ * The versions read back, into the mirror: the published row, and the draft variant (with `drafts`) as sync keeps it:
+ * the latest version, a draft or the published version when no draft is pending.
+ */
 async function mirrorVersions(s: Sequence, back: Versions): Promise<string | undefined> {
   const { deps, data, sentAt, opts } = s;
   const errors: string[] = [];
   if (back.published) {
-    const err = await mirrorDoc(deps, data.collection, false, back.published, sentAt, opts);
+    const err = await mirrorVariant(deps, data.collection, PUBLISHED, back.published, sentAt, opts);
     if (err) errors.push(err);
   }
-  if (back.latest?._status === 'draft') {
-    const err = await mirrorDoc(deps, data.collection, true, back.latest, sentAt, opts);
+  if (back.latest && deps.mirrorDrafts) {
+    const err = await mirrorVariant(deps, data.collection, 'draft', back.latest, sentAt, opts);
     if (err) errors.push(err);
   }
   return errors.length > 0 ? errors.join('; ') : undefined;
 }
+
+/** The job's note for an attempt that went on from one cut off mid-sequence. */
+const resumedNote = (r: Resumed): string =>
+  'RESUMED: an earlier attempt of this update was cut off mid-sequence, so it ran again from the versions as they ' +
+  'now stand' +
+  (r.draftRestored
+    ? "; the pending draft that attempt read was gone (its first write superseded it) and was made the latest draft again, with the update's fields"
+    : '');
 
 const list = (fields: readonly string[]) => fields.join(', ');
 

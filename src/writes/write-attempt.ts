@@ -47,7 +47,12 @@ function send(deps: RunWriteDeps, rec: JobRecord, tenant: WriteTenant, a: Attemp
       afterBulk: (collection, s) => deps.afterBulk(data.tenant, collection, s),
     },
     data,
-    { signal: run, priorUnknown: a.priorUnknown, jobId: rec.job.id },
+    {
+      signal: run,
+      priorUnknown: a.priorUnknown,
+      jobId: rec.job.id,
+      checkpoint: { saved: rec.progress.sequence ?? null, save: (state) => rec.saveSequence(state) },
+    },
   );
 }
 

@@ -23,6 +23,16 @@ export interface ApplyOptions {
   readonly priorUnknown: boolean;
   /** The write job's id, logged as the `run_id` of the changes its write-through makes. */
   readonly jobId?: string;
+  /** Where a sequence of requests keeps what its next attempt needs, should this one be cut off (a job's progress). */
+  readonly checkpoint?: SequenceCheckpoint;
+}
+
+/** What a write of several requests saves before its first write, for the attempt after one cut off midway. */
+export interface SequenceCheckpoint {
+  /** What an earlier attempt of this write saved, or null. */
+  readonly saved: JsonObject | null;
+  /** Saves `state` with the job; resolves once it is stored (the first write waits for it). */
+  save(state: JsonObject): Promise<void>;
 }
 
 /** How a write ended upstream and in the mirror. */

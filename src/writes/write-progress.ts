@@ -1,3 +1,5 @@
+import { isJsonObject, type JsonObject } from '../vocabulary/ids.js';
+
 /** The last error of a write: its code (`US_…`), the upstream's HTTP status and the message. */
 export interface WriteError {
   readonly code: string;
@@ -17,6 +19,11 @@ export interface WriteProgress {
   readonly rateWaitMs: number;
   /** Why the last attempt failed (a write retrying, or failed for good): what `getWrite` reports. */
   readonly error?: WriteError;
+  /**
+   * What a versioned update saved before its sequence's first write (versioned-sequence.ts): the attempt after one
+   * cut off mid-sequence reads it. Kept across attempts.
+   */
+  readonly sequence?: JsonObject;
 }
 
 const readError = (e: unknown): WriteError | undefined => {
@@ -35,5 +42,6 @@ export function readProgress(p: unknown): WriteProgress {
     sending: o.sending === true,
     rateWaitMs: typeof o.rateWaitMs === 'number' && o.rateWaitMs >= 0 ? o.rateWaitMs : 0,
     ...(error ? { error } : {}),
+    ...(isJsonObject(o.sequence) ? { sequence: o.sequence as JsonObject } : {}),
   };
 }

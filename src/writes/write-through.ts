@@ -1,5 +1,5 @@
 import { describeError } from '../errors.js';
-import { PUBLISHED, type SyncKey, type WriteBatch } from '../sync/store-port.js';
+import { PUBLISHED, type SyncKey, type Variant, type WriteBatch } from '../sync/store-port.js';
 import { type CollectionSlug, VERSIONED } from '../vocabulary/collections.js';
 import type { UpstreamDoc } from '../vocabulary/ids.js';
 import type { ApplyOptions, WriteDeps } from './write-outcome.js';
@@ -51,8 +51,20 @@ export async function mirrorDoc(
 ): Promise<string | undefined> {
   const draft = answeredDraft(collection, askedDraft, doc);
   if (draft && !deps.mirrorDrafts) return undefined;
+  return mirrorVariant(deps, collection, draft ? 'draft' : PUBLISHED, doc, fetchedAt, opts);
+}
+
+/** Writes a record into one variant of the mirror (newer wins); returns why it could not, or undefined. */
+export async function mirrorVariant(
+  deps: WriteDeps,
+  collection: CollectionSlug,
+  variant: Variant,
+  doc: UpstreamDoc,
+  fetchedAt: string,
+  opts: ApplyOptions,
+): Promise<string | undefined> {
   try {
-    const key: SyncKey = { tenant: deps.client.tenant, collection, variant: draft ? 'draft' : PUBLISHED };
+    const key: SyncKey = { tenant: deps.client.tenant, collection, variant };
     await deps.store.write(key, { upserts: [doc], fetchedAt, ...writeThrough(opts) });
     return undefined;
   } catch (err) {
