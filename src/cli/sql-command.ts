@@ -178,6 +178,6 @@ async function streamSqlInChild(job: SqlJob, timeoutS: number, io: SqlIo): Promi
       `stopped after ${timeoutS} s (--timeout): the statement was still running; rows printed so far are incomplete`,
     );
   const r = result as SqlChildResult | null;
-  if (r === null) throw new UnderstudyError('US_STORE', `sql: the query process ended without an answer`);
+  if (r === null) throw new UnderstudyError('US_STORE', 'the query process ended without an answer');
   if (!r.ok) throw new UnderstudyError(r.code, r.message);
 }

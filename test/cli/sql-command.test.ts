@@ -284,6 +284,12 @@ describe('built CLI', () => {
     expect(refused.stderr).toContain('sql is read-only: DROP statements are refused');
   });
 
+  it('names an unknown column in one line, prefixed once (issue 37, item 10)', () => {
+    const r = spawnSync('node', [bin, 'sql', '--db', db, 'SELECT nope FROM series'], { encoding: 'utf8' });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toBe('understudy sql: no such column: nope\n');
+  });
+
   it('stops a runaway statement at --timeout with exit 1 and a one-line reason', () => {
     const r = spawnSync(
       'node',

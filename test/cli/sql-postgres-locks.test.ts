@@ -92,3 +92,14 @@ describe('understudy sql on PostgreSQL and the mirror writers', () => {
     expect(dynamic.stderr).toMatch(/FOR UPDATE is not allowed/);
   });
 });
+
+describe('understudy sql on PostgreSQL, a bad statement', () => {
+  it('names the unknown column in one line, prefixed once (issue 37, item 10)', async () => {
+    const url = await testDatabase();
+    const m = await openMirror(url);
+    await m.close();
+    const r = await runCli(['sql', '--db', url, 'SELECT title FROM nope_table']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe('understudy sql: relation "nope_table" does not exist\n');
+  });
+});

@@ -57,9 +57,9 @@ export const DEFAULT_STATEMENT_TIMEOUT_MS = 10 * 60_000;
 const failure = (err: unknown): UnderstudyError => {
   if (err instanceof UnderstudyError) return err;
   const e = err as { code?: string; message?: string };
-  const msg = `sql: ${e.message ?? String(err)}`;
+  const msg = e.message ?? String(err);
   if (e.code === '57014')
-    return new UnderstudyError('US_TIMEOUT', 'sql: the statement ran past its timeout and was stopped', { cause: err });
+    return new UnderstudyError('US_TIMEOUT', 'the statement ran past its timeout and was stopped', { cause: err });
   if (e.code === '25006') return new UnderstudyError('US_READ_ONLY', `sql is read-only: ${e.message}`, { cause: err });
   // Class 42: syntax error or access rule violation (an unknown table or column, a bad statement).
   if (e.code?.startsWith('42')) return new UsageError(msg, { cause: err });

@@ -23,7 +23,7 @@ export function openSqliteQuery(
     try {
       stmt = db.prepare(sqlText);
     } catch (err) {
-      throw new UsageError(`sql: ${(err as Error).message}`, { cause: err });
+      throw new UsageError((err as Error).message, { cause: err });
     }
     assertReadOnly(stmt, sqlText);
     const bind = Object.keys(params).length > 0 ? [params] : [];
@@ -49,7 +49,7 @@ export function openSqliteQuery(
           if (batch.length > 0) yield batch;
         } catch (err) {
           if (err instanceof UnderstudyError) throw err;
-          throw new UnderstudyError('US_STORE', `sql: ${(err as Error).message}`, { cause: err });
+          throw new UnderstudyError('US_STORE', (err as Error).message, { cause: err });
         }
       },
       close: () => {
