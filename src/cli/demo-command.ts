@@ -1,6 +1,6 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { isAbsolute, join, relative, sep } from 'node:path';
 import { startSimulator } from '../sim/start-simulator.js';
 import { printHelp } from './command-help.js';
 import { parseFlags } from './parse-flags.js';
@@ -18,7 +18,19 @@ const NEXT_TITLE =
 
 /** `s` quoted for a POSIX shell, so every command the demo prints can be pasted as is. */
 const sh = (s: string): string => (/^[\w./:=@-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
-const shown = (argv: readonly string[]) => `$ understudy ${argv.map(sh).join(' ')}\n`;
+/**
+ * The command as it was invoked, so a printed line can be pasted as is: `bin/understudy` from the project's folder
+ * (after `npm ci` nothing is on PATH), the path from elsewhere below it, `understudy` when it runs from outside it.
+ */
+export function invokedAs(script: string | undefined, cwd: string): string {
+  if (!script) return 'understudy';
+  const rel = relative(cwd, script);
+  if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) return 'understudy';
+  return rel.includes(sep) ? rel : `.${sep}${rel}`;
+}
+
+const shown = (argv: readonly string[]) =>
+  `$ ${sh(invokedAs(process.argv[1], process.cwd()))} ${argv.map(sh).join(' ')}\n`;
 
 export async function demoCommand(argv: string[]): Promise<number> {
   const { help } = parseFlags(argv, DEMO_SPEC);

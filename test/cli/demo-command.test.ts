@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { invokedAs } from '../../src/cli/demo-command.js';
 
 const BIN = fileURLToPath(new URL('../../bin/understudy', import.meta.url));
 
@@ -27,8 +28,10 @@ describe('understudy demo', () => {
     expect(run.status).toBe(0);
     const out = run.stdout;
     const [, tenants = ''] = /^Simulator at http:\/\/127\.0\.0\.1:\d+ with tenants (\S+, \S+) /.exec(out) ?? [];
-    expect(out).toContain('$ understudy sync --config ');
-    const upcoming = out.slice(out.indexOf('$ understudy sql --db '), out.indexOf('$ understudy search'));
+    // Commands are shown as invoked (`bin/understudy` from the project's folder, nothing being on PATH after npm ci).
+    expect(out).toContain('$ bin/understudy sync --config ');
+    expect(out).not.toMatch(/^\$ understudy /m);
+    const upcoming = out.slice(out.indexOf('$ bin/understudy sql --db '), out.indexOf('$ bin/understudy search'));
     expect(upcoming).toContain('(10 rows)');
     // A local date may be the day before today's UTC date (19:30 in Los Angeles is 03:30Z the next day).
     const today = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
@@ -38,20 +41,26 @@ describe('understudy demo', () => {
     expect(dates).toHaveLength(10);
     expect(dates.every((d) => d! >= today)).toBe(true);
     expect(tenants.split(', ').some((t) => upcoming.includes(`\n${t} `))).toBe(true);
-    expect(out).toMatch(/\$ understudy search --db \S+ .+\nrank +collection +tenant +id +title +snippet\n/);
+    expect(out).toMatch(/\$ bin\/understudy search --db \S+ .+\nrank +collection +tenant +id +title +snippet\n/);
     expect(out).not.toMatch(/\(0 rows\)/);
     // Every command it shows still works once it has exited: the mirror is kept.
     const [, kept = ''] = /The mirror is kept at (\S+) \(remove (\S+) when done\)/.exec(out) ?? [];
     onTestFinished(() => rmSync(kept.replace(/\/demo\.db$/, ''), { recursive: true, force: true }));
-    const commands = out.split('\n').filter((l) => /^\$ understudy (sql|search) /.test(l));
+    const commands = out.split('\n').filter((l) => /^\$ bin\/understudy (sql|search) /.test(l));
     expect(commands.length).toBeGreaterThanOrEqual(6);
+    // Pasted as printed, from the folder the demo ran in (issue 37, item 11).
     for (const c of commands) {
-      const r = spawnSync('bash', ['-c', `understudy() { "${process.execPath}" "${BIN}" "$@"; }; ${c.slice(2)}`], {
-        encoding: 'utf8',
-      });
+      const r = spawnSync('bash', ['-c', c.slice(2)], { encoding: 'utf8', cwd: process.cwd() });
       expect([c, r.status, r.stderr]).toEqual([c, 0, '']);
     }
   }, 130_000);
+
+  it('shows itself as invoked: a path below the folder it runs in, else the name on PATH', () => {
+    expect(invokedAs('/work/p/bin/understudy', '/work/p')).toBe('bin/understudy');
+    expect(invokedAs('/work/p/bin/understudy', '/work/p/bin')).toBe('./understudy');
+    expect(invokedAs('/usr/lib/node_modules/understudy/bin/understudy', '/home/me')).toBe('understudy');
+    expect(invokedAs(undefined, '/home/me')).toBe('understudy');
+  });
 
   it('refuses an unknown flag as a usage error', () => {
     expect(cli('demo', '--nope').status).toBe(2);
