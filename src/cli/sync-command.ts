@@ -4,7 +4,7 @@ import type { Config } from '../config/config-schema.js';
 import { databasePath } from '../config/database-path.js';
 import { loadConfigFile, parseConfig } from '../config/load-config.js';
 import { type ResolvedTenant, resolveTenants } from '../config/resolve-tenants.js';
-import { describeError, UsageError } from '../errors.js';
+import { ConfigError, describeError, UsageError } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
 import { runSchedules } from '../sync/run-schedules.js';
 import type { SyncMode } from '../sync/sync-collection.js';
@@ -48,6 +48,12 @@ export function resolveInvocation(
     const baseUrl = values['base-url'] ?? env.PARTNERS_BASE_URL;
     if (!baseUrl) throw new UsageError('--base-url URL (or PARTNERS_BASE_URL) is required without --config');
     if (tenants.length === 0) throw new UsageError('--tenant SLUG is required without --config');
+    if (!env.PARTNERS_API_KEY) {
+      const which = tenants.length === 1 ? `tenant ${tenants[0]}` : `tenants ${tenants.join(', ')}`;
+      throw new ConfigError(
+        `set PARTNERS_API_KEY to the API key of ${which} (without --config, the key is read from it)`,
+      );
+    }
     config = parseConfig(
       { baseUrl, tenants: tenants.map((slug) => ({ slug, apiKeyEnv: 'PARTNERS_API_KEY' })) },
       'flags',

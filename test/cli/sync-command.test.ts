@@ -79,7 +79,10 @@ describe('understudy sync (CLI)', () => {
       env: { PARTNERS_API_KEY: '' },
     });
     expect(noKey.code).toBe(2);
-    expect(noKey.stderr).toMatch(/PARTNERS_API_KEY/);
+    // Without a config, the words are the flags' (issue 37, item 12): no apiKeyEnv, no "the tenant's" config entry.
+    expect(noKey.stderr).toBe(
+      'understudy sync: set PARTNERS_API_KEY to the API key of tenant a (without --config, the key is read from it)\n',
+    );
   });
 
   it('exits 3 with a one-line reason when the key is refused', async () => {
