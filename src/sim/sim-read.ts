@@ -115,8 +115,8 @@ class Slice<T> implements Window<T> {
 type Matches = { readonly length: number; slice(a?: number, b?: number): readonly StoredRecord[] };
 
 /**
- * One list page in the spec's envelope, as Payload 3's database adapters compute it: a page past the end (or no
- * match) answers `totalDocs 0, totalPages 0, page 1, pagingCounter 0`; `limit=0` and `pagination=false` answer every
+ * One list page in the spec's envelope, as Payload 3's database adapters compute it: a page past the end answers
+ * `totalDocs 0, totalPages 0, page 1, pagingCounter 0`, a page 1 matching nothing the same with `pagingCounter 1`; `limit=0` and `pagination=false` answer every
  * match with `totalPages 1`; `pagination=false` with `limit` and `page` still applies both.
  */
 export function listDocs(c: CollectionSlug, ctx: ShapeCtx): JsonObject {
@@ -142,7 +142,8 @@ export function listDocs(c: CollectionSlug, ctx: ShapeCtx): JsonObject {
       limit,
       totalPages: empty ? 0 : 1,
       page: empty ? 1 : page,
-      pagingCounter: empty ? 0 : 1,
+      // Page 1 counts from 1 whatever it holds; a page past the end counts nothing.
+      pagingCounter: empty && page !== 1 ? 0 : 1,
       hasPrevPage: false,
       hasNextPage: false,
       prevPage: null,

@@ -96,14 +96,14 @@ describe('list envelope', () => {
     expect(second.json).toMatchObject({ totalDocs: 10, limit: 10, totalPages: 1, hasNextPage: false });
   });
 
-  it('reports no matches as totalDocs 0, totalPages 0, pagingCounter 0', async () => {
+  it('reports no matches on page 1 as totalDocs 0, totalPages 0, pagingCounter 1 (as Payload counts page 1)', async () => {
     const r = await api.get(`series?${w({ 'where[slug][equals]': 'nope' })}`);
     expect(r.json).toMatchObject({
       docs: [],
       totalDocs: 0,
       totalPages: 0,
       page: 1,
-      pagingCounter: 0,
+      pagingCounter: 1,
       hasNextPage: false,
     });
   });
