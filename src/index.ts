@@ -4,6 +4,7 @@
  */
 
 export { type EnqueueSyncOptions, enqueueSync } from './app/enqueue-sync.js';
+export { openMirrorReader } from './app/open-mirror-reader.js';
 export { type ErrorCode, UnderstudyError, UpstreamError } from './errors.js';
 export type { WaitForWriteOptions } from './queue/follow-write.js';
 export type { SyncMode } from './queue/queues.js';
@@ -17,6 +18,7 @@ export {
   type WriteWarningCode,
 } from './queue/write-queue.js';
 export { type Simulator, type SimulatorOptions, startSimulator } from './sim/start-simulator.js';
+export type { MirrorReader } from './store/mirror-reader.js';
 export type { CollectionName, CollectionSlug } from './vocabulary/collections.js';
 export {
   type CustomAttributesSource,

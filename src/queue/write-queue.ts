@@ -4,7 +4,7 @@ import { closeAll } from '../close-all.js';
 import type { Config } from '../config/config-schema.js';
 import { UnderstudyError } from '../errors.js';
 import type { Store } from '../sync/store-port.js';
-import { type JsonObject, tenantSlug } from '../vocabulary/ids.js';
+import { type JsonObject, type TenantSlug, tenantSlug } from '../vocabulary/ids.js';
 import { jobDataForRedis } from '../writes/exact-body.js';
 import type { RecordOrder } from '../writes/record-order.js';
 import {
@@ -207,8 +207,14 @@ export interface WriteQueueOptions {
    * warning (`onWarning`, code `US_UNCHECKED`).
    */
   readonly customAttributes?: CustomAttributesSource;
-  /** Or a store that is already open, for both (not closed by `close()`). */
-  readonly store?: Pick<Store, 'getThemeSchema'> & Partial<Pick<Store, 'scanDocs'>>;
+  /**
+   * Or the mirror, already open, for both (not closed by `close()`): `openMirrorReader(config)`, or a store that
+   * can scan its documents.
+   */
+  readonly store?: Pick<Store, 'getThemeSchema'> &
+    Partial<Pick<Store, 'scanDocs'>> & {
+      readonly customAttributes?: (tenant: TenantSlug) => Promise<JsonObject | null>;
+    };
   /** Largest body accepted, in bytes of compact JSON; default `config.writes.maxBodyBytes`, else 1 MiB. */
   readonly maxBodyBytes?: number;
   /**
@@ -279,8 +285,10 @@ function mirrorSourcesOf(opts: WriteQueueOptions): Pick<MirrorDefinitions, 'them
   const themeSchema: ThemeSchemaSource | null =
     opts.themeSchema ?? (store ? (tenant, collection) => store.getThemeSchema(tenantSlug(tenant), collection) : null);
   const scanDocs = store?.scanDocs?.bind(store);
+  const mirrored = store?.customAttributes?.bind(store);
   const customAttributes: CustomAttributesSource | null =
     opts.customAttributes ??
+    (mirrored ? (tenant) => mirrored(tenantSlug(tenant)) : null) ??
     (scanDocs
       ? async (tenant) => {
           let record: JsonObject | null = null;

@@ -60,10 +60,19 @@ export async function bulkKeysProblem(
   bulk: BulkBody,
 ): Promise<string | null> {
   if (bulkKindOf(collection) === 'theme-settings') return themeSettingsProblem(mirror, tenant, collection, bulk);
-  const record = mirror?.customAttributes ? await mirror.customAttributes(tenant) : null;
+  if (!mirror?.customAttributes) {
+    // This client was given nothing to read definitions from: say so, not that none are mirrored.
+    mirror?.onUnchecked?.(
+      `this client has no mirror to check against: the keys and values of this bulk write to ${collection} are not ` +
+        'checked before it is queued (pass `store: await openMirrorReader(config)` or `customAttributes` to ' +
+        'createWriteQueue)',
+    );
+    return null;
+  }
+  const record = await mirror.customAttributes(tenant);
   if (!record) {
     // Nothing to check against yet (a first write before the first sync): the upstream has the last word.
-    mirror?.onUnchecked?.(
+    mirror.onUnchecked?.(
       `no custom-attribute definitions are mirrored for tenant ${tenant}: the keys and values of this bulk write ` +
         `to ${collection} are not checked before it is queued (run \`understudy sync --collection custom-attributes\`)`,
     );

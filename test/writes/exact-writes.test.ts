@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { openMirrorReader } from '../../src/index.js';
 import { createWriteQueue } from '../../src/queue/write-queue.js';
 import { parseJobData, validateWrite } from '../../src/writes/validate-write.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
@@ -144,6 +145,46 @@ describe('bulk custom-attribute writes checked at enqueue against the mirrored d
     // Said once per tenant and collection, not once a write.
     await q.bulkOrganizationAttributes(h.slug, { all: true, set: { region: 'south' } });
     expect(warnings.filter((w) => w.code === 'US_UNCHECKED')).toHaveLength(1);
+  });
+
+  it('says the client has no mirror to check against when it was given none, not that none is mirrored', async () => {
+    // Issue 37, item 8: the definitions were mirrored, the client could not read them, and the warning said otherwise.
+    const h = await writeHarness({ redisUrl: redis.url, mirror: ['custom-attributes'] });
+    const warnings: { code: string; message: string }[] = [];
+    const q = await createWriteQueue({ redisUrl: redis.url, prefix: h.prefix, onWarning: (w) => warnings.push(w) });
+    onTestFinished(() => q.close());
+    await q.bulkOrganizationAttributes(h.slug, { all: true, set: { region: 'south' } });
+    expect(warnings).toContainEqual({
+      code: 'US_UNCHECKED',
+      message: expect.stringMatching(
+        /^this client has no mirror to check against: .*pass `store: await openMirrorReader\(config\)`/,
+      ),
+    });
+    expect(warnings.map((w) => w.message).join('\n')).not.toMatch(/no custom-attribute definitions are mirrored/);
+  });
+
+  it('checks against the mirror opened read-only with openMirrorReader, from the config or its path', async () => {
+    const h = await writeHarness({ redisUrl: redis.url, mirror: ['custom-attributes'] });
+    for (const from of [{ database: h.dbPath }, h.dbPath]) {
+      const store = await openMirrorReader(from);
+      onTestFinished(() => store.close());
+      const warnings: { code: string }[] = [];
+      const q = await createWriteQueue({
+        redisUrl: redis.url,
+        prefix: h.prefix,
+        store,
+        onWarning: (w) => warnings.push(w),
+      });
+      onTestFinished(() => q.close());
+      await expect(q.bulkOrganizationAttributes(h.slug, { all: true, set: { regoin: 'south' } })).rejects.toMatchObject(
+        {
+          code: 'US_VALIDATION',
+          message: expect.stringMatching(/set\.regoin: .*did you mean "region"\?/),
+        },
+      );
+      expect(warnings.filter((w) => w.code === 'US_UNCHECKED')).toEqual([]);
+    }
+    expect(await keysUnder(h.prefix)).toEqual([]);
   });
 
   it('refuses a theme setting the mirrored schema does not have with the path and a did you mean', async () => {
