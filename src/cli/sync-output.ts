@@ -135,6 +135,12 @@ export function summaryTable(reports: TenantReport[]): string {
   return formatTable(rows);
 }
 
+/** The line of a collection skipped because another run holds it: which, by whom, until when. */
+const heldText = (tenant: string, c: CollectionReport): string =>
+  `${tenant} ${c.name}: skipped: ` +
+  (c.heldBy ? `held by ${c.heldBy.holder} until ${c.heldBy.until}` : 'held by another run') +
+  ' (another run is syncing it; the next run takes it up, or pass --wait SECONDS to wait for it)';
+
 /**
  * Prints what one run did: the JSON object (`--json`), else the summary table (not with `--quiet`); then one line
  * on stderr per failed tenant and per failed collection, and what a stopped run committed. Returns the exit code.
@@ -166,5 +172,7 @@ export function reportRun(
   if (failures.some((f) => isStop(f.error))) say(result.committed.text());
   for (const f of failures) if (!isStop(f.error)) say(tenantFailureText(f, baseUrl));
   for (const t of reports) for (const c of t.collections) if (c.error) say(`${t.slug} ${c.name}: ${c.error}`);
+  // A collection skipped because another run holds it: why, whatever --quiet says (the exit code alone is 75).
+  for (const t of reports) for (const c of t.collections) if (c.errorCode === 'US_LOCKED') say(heldText(t.slug, c));
   return syncExitCode(reports, failures);
 }

@@ -67,6 +67,9 @@ async function takeCollection(run: Run, signal: AbortSignal, quietIfLocked: bool
   if (lease) return { lease, failure: null, locked: false };
   run.report.skipped = LOCKED;
   run.report.errorCode = 'US_LOCKED';
+  // Who holds it, for the operator's one line; a failure to look it up leaves the report without it.
+  const current = await deps.store.leaseHolder(run.tenant, run.collection).catch(() => null);
+  if (current) run.report.heldBy = { holder: current.holder, until: current.expiresAt };
   return { lease: null, failure: null, locked: true };
 }
 

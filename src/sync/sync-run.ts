@@ -76,6 +76,8 @@ export interface CollectionReport {
   rateLimited: number;
   ms: number;
   skipped?: string;
+  /** Who held the collection when the run skipped it as locked, and until when their lease runs (ISO). */
+  heldBy?: { readonly holder: string; readonly until: string };
   error?: string;
   /** The error code behind `error`, for exit-code mapping; not part of the JSON contract. */
   errorCode?: string;

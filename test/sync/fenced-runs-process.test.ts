@@ -37,10 +37,17 @@ describe('runs on one collection are fenced (real processes, one SQLite mirror)'
     const slow = start('--full');
     await gate.reached;
     // Two cron-started runs while the slow one holds the collection: each reports it locked and exits 75.
-    for (const mode of [[], ['--full']]) {
+    for (const mode of [[], ['--full'], ['--quiet']]) {
       const r = await run(...mode);
       expect(r.code, r.stderr).toBe(75);
       expect(reportOf(r.stdout)).toMatchObject({ skipped: 'locked by another run', fetched: 0, deleted: 0 });
+      // Why, in one stderr line, --quiet or not (issue 37, item 2): which collection, held by whom, until when.
+      expect(r.stderr).toMatch(
+        new RegExp(
+          `^understudy sync: [\\w-]+ ${C}: skipped: held by [^ ]+:\\d+:[0-9a-f]{8} until \\d{4}-\\d{2}-\\d{2}T[^ ]+Z \\(another run is syncing it[^\\n]*\\)\\n$`,
+        ),
+      );
+      expect(reportOf(r.stdout)).toMatchObject({ heldBy: { holder: expect.any(String), until: expect.any(String) } });
     }
     gate.release();
     const done = await slow.exited;
