@@ -1,4 +1,4 @@
-import { describeError, LeaseLostError, UnderstudyError } from '../errors.js';
+import { describeError, LeaseLostError, UnderstudyError, UpstreamError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { type CollectionSlug, THEME_SCHEMA_COLLECTIONS } from '../vocabulary/collections.js';
 import { DEFAULT_LEASE_TTL_MS, keepLease, leaseHolder, takeLease } from './collection-lease.js';
@@ -136,6 +136,9 @@ async function settle(run: Run, failure: unknown, lease: Lease | null): Promise<
   if (lease && !fencedOff) await run.deps.store.releaseLease(lease).catch(() => undefined);
 }
 
+/** No answer came at all, retries included (refused, reset, timed out): the upstream cannot be reached. */
+const unreachable = (err: unknown): boolean => err instanceof UpstreamError && err.status === 0;
+
 /** How a run ended, as `sync_runs.status` says it. */
 type RunStatus = 'stopped' | 'failed' | 'skipped' | 'ok';
 
@@ -182,7 +185,7 @@ async function endRun(
   started: number,
   taken: Taken & { readonly skipped: boolean },
   failure: unknown,
-  quiet = false,
+  opts: { readonly quiet?: boolean; readonly throwUnreachable?: boolean } = {},
 ): Promise<CollectionReport> {
   const log = run.deps.log.child({ tenant: target.slug, collection: run.collection });
   run.report.ms = Date.now() - started;
@@ -195,8 +198,9 @@ async function endRun(
   const status: RunStatus =
     code === 'US_ABORTED' ? 'stopped' : failure ? 'failed' : taken.skipped || taken.locked ? 'skipped' : 'ok';
   await recordRun(run, target, mode, status);
-  logOutcome(log, run, status, code, quiet);
+  logOutcome(log, run, status, code, opts.quiet === true);
   if (code === 'US_AUTH' || code === 'US_ABORTED') throw failure;
+  if (opts.throwUnreachable && unreachable(failure)) throw failure;
   return run.report;
 }
 
@@ -219,6 +223,11 @@ export async function syncCollection(
     readonly quietIfLocked?: boolean;
     /** A run started by watch: what it does under the lease instead of the usual passes (docs/watch.md). */
     readonly watched?: WatchedRun;
+    /**
+     * Throw, after recording the run, when the upstream could not be reached at all: a caller with more collections
+     * to go stops there rather than spend each one's retries to learn the same (`syncTenant`).
+     */
+    readonly throwUnreachable?: boolean;
   } = {},
 ): Promise<CollectionReport> {
   const started = Date.now();
@@ -237,5 +246,8 @@ export async function syncCollection(
       ? await mirrorLeased(run, target, mode, reach, taken.lease, fenced, opts.watched)
       : taken.failure;
   const skipped = { ...taken, skipped: reach.how === 'none' };
-  return endRun(run, target, mode, started, skipped, failure, opts.watched !== undefined);
+  return endRun(run, target, mode, started, skipped, failure, {
+    quiet: opts.watched !== undefined,
+    ...(opts.throwUnreachable ? { throwUnreachable: true } : {}),
+  });
 }

@@ -47,8 +47,10 @@ export function prerequisitesOf(c: CollectionSlug, routes: ReadRoutes): Collecti
 }
 
 /**
- * Mirrors every configured collection of one tenant. A refused key (US_AUTH) or an abort stops the whole run and
- * is thrown; any other failure is reported on its collection and the rest carry on. Collections are added to
+ * Mirrors every configured collection of one tenant. A refused key (US_AUTH), an upstream that cannot be reached
+ * at all (no answer after the retries: the next collections would only learn the same, each after its own
+ * retries) or an abort stops the whole run and is thrown; any other failure is reported on its collection and the
+ * rest carry on. Collections are added to
  * `report` as they finish, so a caller passing its own keeps what was done when the run is stopped.
  */
 export async function syncTenant(
@@ -75,13 +77,16 @@ export async function syncTenant(
   const held: CollectionSlug[] = [];
   for (const c of syncOrder(wanted, routes)) {
     if (signal.aborted || deps.stop?.aborted) throw new UnderstudyError('US_ABORTED', 'sync stopped');
-    const r = await syncCollection(run, target, c, mode, routes, signal, { quietIfLocked: true });
+    const r = await syncCollection(run, target, c, mode, routes, signal, {
+      quietIfLocked: true,
+      throwUnreachable: true,
+    });
     if (r.skipped === LOCKED) held.push(c);
     else push(r);
   }
   for (const c of held) {
     if (signal.aborted || deps.stop?.aborted) throw new UnderstudyError('US_ABORTED', 'sync stopped');
-    push(await syncCollection(run, target, c, mode, routes, signal));
+    push(await syncCollection(run, target, c, mode, routes, signal, { throwUnreachable: true }));
   }
   return report;
 }

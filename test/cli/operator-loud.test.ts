@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { holdRequest } from '../helpers/hold-request.js';
 import { closedPort, rowsOf, runShell, shq, tenantConfig, twoTenantSim, writeConfig } from '../helpers/operator.js';
 import { startRedis } from '../helpers/redis-server.js';
 import { tempDir } from '../helpers/sync-harness.js';
@@ -97,6 +98,27 @@ describe('loud and precise: a run that could not do its job says so', () => {
     expect(last).toContain(`127.0.0.1:${port}`);
     expect(last).toMatch(/ECONNREFUSED.*connection refused/);
     expect(last).not.toMatch(/pages/);
+  });
+
+  it('an upstream that dies mid-sync stops the tenant after the first collection that found it gone: one line, exit 4', async () => {
+    // Issue 37, item 3: one error line per remaining collection, each after its own retries (7 lines, 74 s).
+    const { sim, a } = await twoTenantSim();
+    const dir = tempDir();
+    const { config, db } = tenantConfig(dir, sim.url, [{ slug: a.slug, apiKeyEnv: 'KEY_A' }]);
+    const first = await runShell(`$U sync --config ${shq(config)} --quiet`, { KEY_A: a.key });
+    expect(first.code, first.stderr).toBe(0);
+    const held = holdRequest(sim, 1, '/events');
+    const run = runShell(`$U sync --config ${shq(config)} --full --quiet`, { KEY_A: a.key });
+    await held.reached;
+    await sim.close();
+    held.release();
+    const r = await run;
+    expect(r.code, r.stderr).toBe(4);
+    expect(lines(r.stderr), r.stderr).toEqual([
+      expect.stringMatching(new RegExp(`^understudy sync: tenant ${a.slug}: cannot reach the upstream .*ECONNREFUSED`)),
+    ]);
+    // What was mirrored before stays.
+    expect(rowsOf(db, 'series', a.slug)).toBeGreaterThan(0);
   });
 
   it('--quiet prints only the readable line for an unreachable Redis and for a refused key, no JSON log line', async () => {
