@@ -36,9 +36,12 @@ export const changeLine = (c: Change): string =>
   ].join('\t');
 
 /** Streams changes to stdout in one of three formats; the JSON array is opened and closed around them. */
-function printer(format: 'text' | 'json' | 'nl') {
+/** The rows as `format` prints them; `quiet` (text rows under `--quiet`): nothing, as every command on success. */
+function printer(format: 'text' | 'json' | 'nl', quiet: boolean) {
   let first = true;
-  const out = (s: string) => process.stdout.write(s);
+  const out = (s: string) => {
+    if (!quiet) process.stdout.write(s);
+  };
   return {
     open: () => format === 'json' && out('['),
     rows(rows: readonly Change[]) {
@@ -101,7 +104,8 @@ export async function changesCommand(argv: string[]): Promise<number> {
     database: databasePath(config, process.env, values.db),
   });
   const log = app.mirror.changes;
-  const print = printer(format);
+  // --quiet prints nothing but what --json or --nl asks for.
+  const print = printer(format, values.quiet === true && format === 'text');
   print.open();
   let at = await drain(log, filter, since, limit, (rows) => print.rows(rows));
   if (values.follow) {

@@ -12,6 +12,7 @@ import {
   type CheckRow,
   checkTenant,
   driftingCollections,
+  drifts,
   dropRowsAheadOfUpstream,
   type TenantCheck,
 } from '../sync/self-check.js';
@@ -79,6 +80,22 @@ function table(checks: readonly TenantCheck[]): string {
 
 const hasDrift = (checks: readonly TenantCheck[]) => checks.some((t) => driftingCollections(t).length > 0);
 
+/** `--quiet`: nothing when the mirror matches, else one stderr line per collection that drifts (the exit code is 1). */
+function sayDrift(checks: readonly TenantCheck[]): void {
+  for (const t of checks)
+    for (const c of t.collections) {
+      if (!drifts(c)) continue;
+      const ids =
+        c.missing === null
+          ? ''
+          : ` (missing ${c.missing}, extra ${c.extra}, stale ${c.stale}${c.unpublished ? `, unpublished ${c.unpublished}` : ''})`;
+      const name = `${t.slug} ${c.collection}${c.variant === 'published' ? '' : `/${c.variant}`}`;
+      process.stderr.write(
+        `understudy check: ${name}: ${c.local} local, ${c.upstream} upstream, drift ${c.drift}${ids}\n`,
+      );
+    }
+}
+
 async function checkAll(
   app: App,
   slugs: readonly string[],
@@ -128,16 +145,20 @@ export async function checkCommand(argv: string[]): Promise<number> {
   for (const t of checks)
     for (const s of t.skipped)
       process.stderr.write(`understudy check: ${t.slug} ${s.collection}: not compared (${s.reason})\n`);
+  const quiet = values.quiet === true && values.json !== true;
   if (!values.repair || !hasDrift(checks)) {
-    process.stdout.write(
-      values.json ? `${JSON.stringify({ tenants: checks.map(publicCheck) })}\n` : `${table(checks)}\n`,
-    );
+    if (quiet) sayDrift(checks);
+    else
+      process.stdout.write(
+        values.json ? `${JSON.stringify({ tenants: checks.map(publicCheck) })}\n` : `${table(checks)}\n`,
+      );
     return hasDrift(checks) ? 1 : 0;
   }
   const drifting = new Map(checks.map((t) => [t.slug, driftingCollections(t)]));
   const { repair, queued } = await repairDrift({ app, config, env, database, log, signal }, checks, drifting);
   const after = queued ? null : await checkAll(app, slugs, signal, countsOnly, drifting);
-  printRepair(checks, repair, after, values.json === true);
+  if (quiet) sayDrift(after ?? []);
+  else printRepair(checks, repair, after, values.json === true);
   const failed = repair.filter((r) => r.how === 'failed');
   for (const f of failed)
     process.stderr.write(`understudy check: ${f.slug} ${f.collection}: repair failed: ${describeError(f.error)}\n`);

@@ -19,7 +19,7 @@ export async function webhooksCommand(argv: string[]): Promise<number> {
   const { values, help, subcommand: sub, args } = parseFlags(argv, WEBHOOKS_SPEC);
   if (help) return printHelp(WEBHOOKS_SPEC, help);
   const config = loadConfigFile(values.config);
-  if (sub === 'enable') return await enableCommand(config, args[0] as string);
+  if (sub === 'enable') return await enableCommand(config, args[0] as string, values.quiet === true);
 
   await using app = await createApp(config, process.env, { profile: 'queue' });
   const queue = openWebhookQueue(app.redis, app.redisSettings.prefix);
@@ -33,6 +33,7 @@ export async function webhooksCommand(argv: string[]): Promise<number> {
     const ids = values.all ? (await listFailedWebhooks(queue)).map((f) => f.jobId) : args;
     for (const id of ids) await retryWebhook(queue, id);
     if (values.json) process.stdout.write(`${JSON.stringify(ids.map((jobId) => ({ jobId, how: 'requeued' })))}\n`);
+    else if (values.quiet) return 0;
     else if (ids.length === 0) process.stdout.write('no failed webhook batches to retry\n');
     else for (const id of ids) process.stdout.write(`${id} requeued\n`);
     return 0;
@@ -42,7 +43,7 @@ export async function webhooksCommand(argv: string[]): Promise<number> {
 }
 
 /** `webhooks enable <endpoint>`: the endpoint (its id or URL) a 410 disabled goes on. */
-async function enableCommand(config: Config, wanted: string): Promise<number> {
+async function enableCommand(config: Config, wanted: string, quiet: boolean): Promise<number> {
   const endpoint = endpointsOf(config).find((e) => e.id === wanted || e.url === wanted);
   const database = databasePath(config, process.env);
   // The mirror is changed, so opened writable; it is never created here.
@@ -55,7 +56,7 @@ async function enableCommand(config: Config, wanted: string): Promise<number> {
   } finally {
     await mirror.close();
   }
-  process.stdout.write(`${endpoint?.id ?? wanted} enabled\n`);
+  if (!quiet) process.stdout.write(`${endpoint?.id ?? wanted} enabled\n`);
   return 0;
 }
 
@@ -64,6 +65,7 @@ async function failedCommand(queue: WebhookQueue, config: Config, values: Webhoo
   const urls = new Map(endpointsOf(config).map((e) => [e.id, safeUrl(e.url)]));
   const failed = await listFailedWebhooks(queue);
   if (values.json) process.stdout.write(`${JSON.stringify(failed, null, 2)}\n`);
+  else if (values.quiet) return 0;
   else if (failed.length === 0) process.stdout.write('no failed webhook batches\n');
   else {
     const rows = failed.map((f) => ({
