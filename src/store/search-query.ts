@@ -56,3 +56,33 @@ export const tokens = (s: string): string[] =>
     .match(/[\p{L}\p{N}]+/gu) ?? [];
 /** The length of the words as the index reads them (tokens, one space apart): how much of a title they can make up. */
 export const wordsLength = (words: readonly Word[]): number => words.flatMap((w) => tokens(w.text)).join(' ').length;
+
+/**
+ * A snippet of `text` around the first word the query matches, as SQLite's FTS5 `snippet()` gives one: `size`
+ * tokens, each matched token in `[` `]`, `…` where text is cut. Matching is the index's (accents and case ignored, a
+ * prefix word's last token as a prefix), so the snippet always shows a matched word, accented or not. Text with no
+ * match (none is expected) gives its first `size` tokens.
+ */
+export function snippetOf(text: string, words: readonly Word[], size = 12): string {
+  const spans = [...text.matchAll(/[\p{L}\p{N}\p{M}]+/gu)];
+  if (spans.length === 0) return text;
+  const wanted = words.map((w) => ({ ts: tokens(w.text), prefix: w.prefix }));
+  const matches = (token: string) =>
+    wanted.some(({ ts, prefix }) =>
+      ts.some((t, i) => (prefix && i === ts.length - 1 ? token.startsWith(t) : token === t)),
+    );
+  const hit = spans.map((m) => matches(tokens(m[0]).join('')));
+  const first = Math.max(0, hit.indexOf(true));
+  const start = Math.max(0, Math.min(first - Math.floor(size / 4), spans.length - size));
+  const end = Math.min(spans.length, start + size);
+  let out = start > 0 ? '…' : '';
+  for (let i = start; i < end; i++) {
+    const m = spans[i] as RegExpMatchArray;
+    const next = spans[i + 1];
+    const word = hit[i] ? `[${m[0]}]` : m[0];
+    // The text between this token and the next as written (spaces, punctuation), up to the window's end.
+    const gap = i + 1 < end && next ? text.slice((m.index ?? 0) + m[0].length, next.index) : '';
+    out += word + gap;
+  }
+  return end < spans.length ? `${out}…` : out;
+}

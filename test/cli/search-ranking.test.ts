@@ -59,6 +59,19 @@ async function mirrorOn(engine: 'sqlite' | 'postgres'): Promise<string> {
   return database;
 }
 
+async function addRecords(database: string, records: Partial<Record<CollectionSlug, JsonObject[]>>): Promise<void> {
+  const mirror = await openMirror(database);
+  try {
+    for (const [collection, upserts] of Object.entries(records))
+      await mirror.store.write(
+        { tenant: tenantSlug('acme'), collection: collection as CollectionSlug, variant: PUBLISHED },
+        { upserts },
+      );
+  } finally {
+    await mirror.close();
+  }
+}
+
 interface Hit {
   collection: string;
   id: string;
@@ -106,6 +119,39 @@ describe.each(['sqlite', 'postgres'] as const)('search ranking on %s', (engine) 
       3: ['events/e1', 'events/e2', 'series/s1'],
       2: ['events/e6'],
     });
+  });
+
+  it('shows each hit with a snippet holding a matched word, accented or not, however deep in the text (issue 37, item 14)', async () => {
+    const db = await mirrorOn(engine);
+    const long = `${'Why we are staging it this year, with a new cast and the orchestra in the pit. '.repeat(4)}Then Coppélia.`;
+    await addRecords(db, { posts: [titled('p9', 'Why we are staging', long)] });
+    for (const words of [['coppelia'], ['Coppélia'], ['cherry', 'orchard'], ['coppel*']]) {
+      const r = await runCli(['search', '--db', db, '--json', '--limit', '50', ...words], {
+        env: { LOG_LEVEL: 'warn' },
+      });
+      const hits = JSON.parse(r.stdout) as (Hit & { snippet: string })[];
+      expect(hits.length, words.join(' ')).toBeGreaterThan(0);
+      const wanted = words.map((w) =>
+        w
+          .replace('*', '')
+          .normalize('NFD')
+          .replace(/[\u0300-\u036f]/g, '')
+          .toLowerCase(),
+      );
+      for (const h of hits) {
+        const marked = [...h.snippet.matchAll(/\[([^\]]+)\]/g)].map((m) =>
+          (m[1] ?? '')
+            .normalize('NFD')
+            .replace(/[\u0300-\u036f]/g, '')
+            .toLowerCase(),
+        );
+        expect(
+          marked.some((m) => wanted.some((w) => m.startsWith(w))),
+          `${words.join(' ')}: ${h.id} "${h.snippet}"`,
+        ).toBe(true);
+      }
+      if (words[0] === 'coppelia') expect(hits.find((h) => h.id === 'p9')?.snippet).toMatch(/\[Coppélia\]/);
+    }
   });
 
   it('ranks "The Cherry Orchard" before the posts about it, for its full title or only some of its words', async () => {

@@ -4,6 +4,7 @@ import {
   queryWords,
   type SearchHit,
   type SearchQuery,
+  snippetOf,
   tokens,
   unaccented,
   type Word,
@@ -72,19 +73,19 @@ export async function searchPostgres(url: string, q: SearchQuery): Promise<Searc
   try {
     const tenant = q.tenant ?? null;
     const collection = q.collection ?? null;
-    const { rows } = await sql<SearchHit>`WITH best AS (
+    const { rows } = await sql<Omit<SearchHit, 'snippet'> & { text: string }>`WITH best AS (
         SELECT d.doc_id, ${postgresRank(words, all)} AS rank
         FROM search_docs d
         WHERE d.tsv @@ ${all} AND (${tenant}::text IS NULL OR d.tenant = ${tenant})
           AND (${collection}::text IS NULL OR d.collection = ${collection})
         ORDER BY rank DESC, d.doc_id LIMIT ${q.limit})
-      SELECT d.collection, d.tenant, d.id, d.title,
-        ts_headline('simple', concat_ws(' ', d.title, d.venue, d.body), ${all},
-          'StartSel=[, StopSel=], MaxWords=12, MinWords=4') AS snippet,
+      SELECT d.collection, d.tenant, d.id, d.title, concat_ws(' ', d.title, d.venue, d.body) AS text,
         best.rank::float8 AS rank
       FROM best JOIN search_docs d ON d.doc_id = best.doc_id
       ORDER BY best.rank DESC, d.doc_id`.execute(engine.db);
-    return rows.map((r) => ({ ...r, rank: Number(r.rank) }));
+    // The snippet is cut here, not by ts_headline: that matches the query's accent-free lexemes against the text as
+    // written, so an accented word (Coppélia, Montréal) went unmarked and could fall out of the snippet.
+    return rows.map(({ text, rank, ...r }) => ({ ...r, snippet: snippetOf(text, words), rank: Number(rank) }));
   } finally {
     await engine.close();
   }
