@@ -111,6 +111,11 @@ export interface App extends AsyncDisposable {
   readonly changes: Mirror['changes'];
   /** What watch keeps in the mirror (owners, status) and the live rows it compares, on the same connection. */
   readonly watch: Mirror['watch'];
+  /**
+   * Aborts when the process is asked to stop (AppDeps `signal`; never without one). With Redis unreachable then,
+   * its connection ends at once (src/queue/redis-at-stop.ts) and the workers close without it.
+   */
+  readonly stopping: AbortSignal;
   /** The Redis connection (gates in Redis only) and the key prefix. */
   readonly redis: Redis | null;
   readonly prefix: string;
@@ -170,7 +175,10 @@ async function openGateRedis(
   const { url } = redisSettings(config, env);
   const gatesIn = deps.gates ?? (deps.profile === 'worker' ? 'redis' : 'shared');
   if (gatesIn === 'memory' || (gatesIn === 'shared' && !redisConfigured(config, env))) return null;
-  const r = gatesIn === 'redis' ? longLivedRedis(url, log, 'commands') : await connectSharedBudget(url, log);
+  const r =
+    gatesIn === 'redis'
+      ? longLivedRedis(url, log, 'commands', deps.signal)
+      : await connectSharedBudget(url, log, deps.signal);
   steps.push(async () => {
     // QUIT would wait for a Redis that is down; only a ready connection says goodbye.
     if (r.status === 'ready') await r.quit().catch(() => r.disconnect());
@@ -189,7 +197,14 @@ function keyGates(deps: AppDeps, redis: Redis | null, prefix: string, metrics: O
   const baseGate: GateFactory =
     deps.gateFor ??
     (redis
-      ? (hash, budget) => createRedisRateGate({ redis, keyHash: hash, budget, prefix })
+      ? (hash, budget) =>
+          createRedisRateGate({
+            redis,
+            keyHash: hash,
+            budget,
+            prefix,
+            ...(deps.signal ? { stopping: deps.signal } : {}),
+          })
       : (_hash, budget) => createMemoryRateGate(budget));
   const gateOf = (tenant: ResolvedTenant): RateGate => {
     const hash = keyHash(tenant.apiKey);
@@ -348,6 +363,7 @@ async function createProcessApp(config: Config, env: NodeJS.ProcessEnv, deps: Ap
       health: mirror.health,
       changes: mirror.changes,
       watch: mirror.watch,
+      stopping: deps.signal ?? new AbortController().signal,
       redis,
       prefix,
       httpPools: 1,

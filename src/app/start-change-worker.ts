@@ -14,7 +14,7 @@ import { describeError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { registerChangeMetrics } from '../ops/change-metrics.js';
 import { CHECKS_QUEUE, type CheckQueue, openCheckQueue, reconcileCheckSchedules } from '../queue/check-schedules.js';
-import { closeWorker } from '../queue/close-worker.js';
+import { closeWorker, type JobsInFlight, jobsInFlight, redisGoneWhenClosing } from '../queue/close-worker.js';
 import { isRedisConnectionError } from '../queue/redis-settings.js';
 import { openWebhookQueue, WEBHOOKS_QUEUE, type WebhookQueue, webhookBatchQueue } from '../queue/webhook-queue.js';
 import { checkTenant, type TenantCheck } from '../sync/self-check.js';
@@ -69,7 +69,9 @@ function startDispatching(app: App, batches: ReturnType<typeof webhookBatchQueue
         lastFull = Date.now();
         await dispatchWebhooks({ log: app.changes, queue: batches, endpoints: endpointsOf(app.config), logger: log });
       } catch (err) {
-        log.warn({ err: describeError(err) }, 'webhook dispatch failed; trying again');
+        // Redis down is what the connection's own lines report (and a connection ended at stop fails its wait).
+        if (!isRedisConnectionError(err))
+          log.warn({ err: describeError(err) }, 'webhook dispatch failed; trying again');
       } finally {
         running = null;
       }
@@ -133,8 +135,14 @@ const checkTenantOf =
   };
 
 /** The BullMQ worker delivering webhook batches (many at once), on the sender's own HTTP agent. */
-function deliveryWorker(app: App, redis: Redis, deps: DeliverDeps, backoff: (retry: number) => number) {
-  return new Worker<WebhookBatch>(WEBHOOKS_QUEUE, deliverWebhookProcessor(deps), {
+function deliveryWorker(
+  app: App,
+  redis: Redis,
+  deps: DeliverDeps,
+  backoff: (retry: number) => number,
+  jobs: JobsInFlight,
+) {
+  return new Worker<WebhookBatch>(WEBHOOKS_QUEUE, jobs.track(deliverWebhookProcessor(deps)), {
     connection: redis,
     prefix: app.prefix,
     concurrency: Math.max(32, endpointsOf(app.config).length),
@@ -143,9 +151,9 @@ function deliveryWorker(app: App, redis: Redis, deps: DeliverDeps, backoff: (ret
 }
 
 /** The BullMQ worker running scheduled self-checks, one at a time. */
-function checkWorker(app: App, redis: Redis, stopping: AbortSignal): Worker {
+function checkWorker(app: App, redis: Redis, stopping: AbortSignal, jobs: JobsInFlight): Worker {
   const runCheck = runCheckProcessor({ log: app.log, checkTenant: checkTenantOf(app, stopping) });
-  const checker = new Worker(CHECKS_QUEUE, runCheck as (job: Job) => Promise<unknown>, {
+  const checker = new Worker(CHECKS_QUEUE, jobs.track(runCheck as (job: Job) => Promise<unknown>), {
     connection: redis,
     prefix: app.prefix,
     concurrency: 1,
@@ -191,6 +199,7 @@ export async function startChangeWorker(app: App, opts: ChangeWorkerOptions = {}
   const { log, prefix } = app;
   checkSecrets(endpointsOf(app.config), app.env);
   const stopping = new AbortController();
+  const graceMs = opts.graceMs ?? 5000;
   const agent = opts.sender ? null : new Agent({ connections: 8, keepAliveTimeout: 10_000 });
   const metrics = app.metrics
     ? registerChangeMetrics(app.metrics.registry, { lastChecks: () => app.changes.lastChecks() })
@@ -210,11 +219,15 @@ export async function startChangeWorker(app: App, opts: ChangeWorkerOptions = {}
     log,
     ...(metrics ? { onAttempt: (e) => metrics.webhookAttempt(e) } : {}),
   };
-  const deliveries = deliveryWorker(app, redis, deliverDeps, opts.backoff ?? webhookRetryDelay);
+  // With Redis gone at close, each worker's close waits for its own jobs rather than for BullMQ (closeWorker).
+  const redisGone = redisGoneWhenClosing(app.stopping, stopping.signal, redis);
+  const delivering = jobsInFlight(redisGone);
+  const checking = jobsInFlight(redisGone);
+  const deliveries = deliveryWorker(app, redis, deliverDeps, opts.backoff ?? webhookRetryDelay, delivering);
   deliveries.on('error', quietly(log, 'webhook worker error'));
   deliveries.on('completed', dispatching.nudge);
   deliveries.on('failed', dispatching.nudge);
-  const checker = checkWorker(app, redis, stopping.signal);
+  const checker = checkWorker(app, redis, stopping.signal, checking);
   const schedules = reconcilingChecks(app, checks);
   app.onReload(onReloadOf(schedules.reconcile, dispatching.nudge, log));
   // Stop making batches first, then let deliveries and checks in flight end, then close the rest.
@@ -222,8 +235,8 @@ export async function startChangeWorker(app: App, opts: ChangeWorkerOptions = {}
     schedules.stop,
     dispatching.stop,
     startPruning(app, opts.pruneEveryMs ?? 3_600_000),
-    () => closeWorker(deliveries),
-    () => closeWorker(checker),
+    () => closeWorker(deliveries, { jobs: delivering, redisGone, boundMs: graceMs + 1000 }),
+    () => closeWorker(checker, { jobs: checking, redisGone, boundMs: graceMs + 1000 }),
     () => webhooks.close(),
     () => checks.close(),
     ...(agent ? [() => agent.close()] : []),
@@ -232,7 +245,7 @@ export async function startChangeWorker(app: App, opts: ChangeWorkerOptions = {}
   const close = (): Promise<void> => {
     closing ??= (async () => {
       stopping.abort();
-      const grace = setTimeout(() => cut.abort(), opts.graceMs ?? 5000);
+      const grace = setTimeout(() => cut.abort(), graceMs);
       grace.unref();
       await closeAll(steps, 'the change worker');
     })();

@@ -6,7 +6,7 @@ import { syncTenantProcessor } from '../../jobs/sync-tenant.js';
 import { type CloseStep, closeAll } from '../close-all.js';
 import type { Config } from '../config/config-schema.js';
 import { type Parking, parkedBy, parkingClient } from '../partners/gate-parking.js';
-import { closeWorker } from '../queue/close-worker.js';
+import { closeWorker, type JobsInFlight, jobsInFlight, redisGoneWhenClosing } from '../queue/close-worker.js';
 import {
   collectionSyncPending,
   DEFAULT_RETRY,
@@ -76,6 +76,8 @@ interface SyncWorkerParts {
   readonly stopping: AbortController;
   /** Aborts when shutdown took too long: the request in flight is dropped. */
   readonly hardStop: AbortController;
+  /** The jobs in flight, so a close with Redis gone waits for them rather than for BullMQ. */
+  readonly jobs: JobsInFlight;
   worker: Worker | null;
   lossWatch: RedisLossWatch | null;
 }
@@ -202,7 +204,7 @@ async function prepare(p: SyncWorkerParts): Promise<void> {
 function syncWorker(p: SyncWorkerParts): Worker {
   const { log } = p.app;
   const lockDuration = p.lockDuration;
-  const w = new Worker(SYNC_QUEUE, syncProcessor(p), {
+  const w = new Worker(SYNC_QUEUE, p.jobs.track(syncProcessor(p)), {
     connection: p.redis,
     prefix: p.app.prefix,
     concurrency: p.concurrency,
@@ -220,6 +222,13 @@ function syncWorker(p: SyncWorkerParts): Worker {
   w.on('stalled', (jobId) => log.warn({ jobId }, 'job stalled: a worker died; it runs again'));
   return w;
 }
+
+/** How the sync worker is closed: its jobs get the grace (then their requests are dropped) and a second more. */
+const closeOptions = (p: SyncWorkerParts, graceMs: number) => ({
+  jobs: p.jobs,
+  redisGone: redisGoneWhenClosing(p.app.stopping, p.stopping.signal, p.redis),
+  boundMs: graceMs + 1000,
+});
 
 /** Resolves when `signal` aborts (at once when it has). */
 const aborted = (signal: AbortSignal): Promise<void> =>
@@ -247,11 +256,13 @@ async function runSyncWorker(p: SyncWorkerParts, signal: AbortSignal): Promise<v
   await stopped;
   log.info('stopping: letting active syncs commit their page');
   p.stopping.abort();
-  const grace = setTimeout(() => p.hardStop.abort(), p.opts.graceMs ?? 7000);
+  const graceMs = p.opts.graceMs ?? 7000;
+  const grace = setTimeout(() => p.hardStop.abort(), graceMs);
   grace.unref();
   try {
-    // Not a bare w.close(): a stop just after start would close mid-handshake (see closeWorker).
-    await closeWorker(w);
+    // Not a bare w.close(): a stop just after start would close mid-handshake, and one with Redis gone would wait
+    // for it for ever (see closeWorker).
+    await closeWorker(w, closeOptions(p, graceMs));
   } finally {
     clearTimeout(grace);
   }
@@ -274,6 +285,7 @@ export function startSyncWorker(app: App, opts: SyncWorkerOptions = {}): SyncWor
   const writesQueue = openWritesQueue(redis, app.prefix);
   writesQueue.on('error', () => {});
   const lockDuration = app.config.worker?.lockDurationMs ?? 30_000;
+  const stopping = new AbortController();
   const p: SyncWorkerParts = {
     app,
     redis,
@@ -284,8 +296,9 @@ export function startSyncWorker(app: App, opts: SyncWorkerOptions = {}): SyncWor
     lockDuration,
     stalledInterval: app.config.worker?.stalledIntervalMs ?? Math.min(30_000, lockDuration),
     concurrency: opts.concurrency ?? app.config.worker?.concurrency ?? 2,
-    stopping: new AbortController(),
+    stopping,
     hardStop: new AbortController(),
+    jobs: jobsInFlight(redisGoneWhenClosing(app.stopping, stopping.signal, redis)),
     worker: null,
     lossWatch: null,
   };
@@ -295,7 +308,7 @@ export function startSyncWorker(app: App, opts: SyncWorkerOptions = {}): SyncWor
       p.stopping.abort();
       p.lossWatch?.stop();
       const steps: CloseStep[] = [
-        async () => (p.worker ? closeWorker(p.worker) : undefined),
+        async () => (p.worker ? closeWorker(p.worker, closeOptions(p, p.opts.graceMs ?? 7000)) : undefined),
         () => queue.close(),
         () => writesQueue.close(),
       ];

@@ -7,7 +7,13 @@ import type { Config } from '../config/config-schema.js';
 import { describeError, UnderstudyError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { instrumentWriteWorker } from '../ops/instrument-writes.js';
-import { closeWorker } from '../queue/close-worker.js';
+import {
+  type CloseWorkerOptions,
+  closeWorker,
+  type JobsInFlight,
+  jobsInFlight,
+  redisGoneWhenClosing,
+} from '../queue/close-worker.js';
 import { collectionLockKey, tryCollectionLock } from '../queue/collection-lock.js';
 import { addCollectionJob, openSyncQueue, type SyncQueue } from '../queue/queues.js';
 import { createRecordOrder } from '../queue/redis-record-order.js';
@@ -193,10 +199,10 @@ function sweepWriteLog(p: WriteWorkerParts, worker: Worker, everyMs: number): { 
 }
 
 /** The BullMQ worker of the writes queue, its lock and stall settings from the tuning. */
-function writesWorker(p: WriteWorkerParts): Worker {
+function writesWorker(p: WriteWorkerParts, jobs: JobsInFlight): Worker {
   const { opts, log } = p;
   const lockDuration = opts.lockDurationMs ?? 30_000;
-  const worker = new Worker(WRITES_QUEUE, writeProcessor(p), {
+  const worker = new Worker(WRITES_QUEUE, jobs.track(writeProcessor(p)), {
     connection: p.redis,
     prefix: p.app.prefix,
     concurrency: opts.concurrency ?? 8,
@@ -238,7 +244,11 @@ export async function startWriteWorker(app: App, tuning: WriteWorkerTuning = {})
     },
     stopping: opts.stopping ? AbortSignal.any([opts.stopping, stop.signal]) : stop.signal,
   };
-  const worker = writesWorker(p);
+  // Set when close() begins (`stop` aborts only once the grace is over).
+  const closing = new AbortController();
+  const redisGone = redisGoneWhenClosing(app.stopping, closing.signal, redis);
+  const jobs = jobsInFlight(redisGone);
+  const worker = writesWorker(p, jobs);
   const sweeps = sweepWriteLog(p, worker, opts.sweepEveryMs ?? 60_000);
   // Not awaited: with Redis down at start the worker keeps reconnecting in the background, and the process must
   // still answer SIGTERM. BullMQ takes jobs once connected, including those queued before.
@@ -246,29 +256,39 @@ export async function startWriteWorker(app: App, tuning: WriteWorkerTuning = {})
   p.log.info({ tenants, concurrency: opts.concurrency ?? 8 }, 'write worker started');
   if (app.metrics) instrumentWriteWorker(worker, app.metrics);
 
-  let closing: Promise<void> | null = null;
+  let closed: Promise<void> | null = null;
   const close = (): Promise<void> => {
-    closing ??= closeAll(
+    closing.abort();
+    closed ??= closeAll(
       [
-        () => closeWithGrace(worker, stop, opts.graceMs ?? 3000),
+        () => closeWithGrace(worker, stop, opts.graceMs ?? 3000, { jobs, redisGone }),
         () => sweeps.stop(),
         () => queue.close(),
         async () => syncQueue?.close(),
       ],
       'the write worker',
     );
-    return closing;
+    return closed;
   };
   return { worker, queue, close, [Symbol.asyncDispose]: close };
 }
 
-/** Closes the worker; writes in flight get `graceMs` to finish, then their waits and requests are aborted. */
-async function closeWithGrace(worker: Worker, stop: AbortController, graceMs: number): Promise<void> {
+/**
+ * Closes the worker; writes in flight get `graceMs` to finish, then their waits and requests are aborted (and the
+ * close is left to the process' exit a second later).
+ */
+async function closeWithGrace(
+  worker: Worker,
+  stop: AbortController,
+  graceMs: number,
+  jobs: Pick<CloseWorkerOptions, 'jobs' | 'redisGone'>,
+): Promise<void> {
   const grace = setTimeout(() => stop.abort(new UnderstudyError('US_ABORTED', 'write worker closing')), graceMs);
   grace.unref();
   try {
-    // Not a bare worker.close(): closing mid-handshake would leave BullMQ an unhandled rejection.
-    await closeWorker(worker);
+    // Not a bare worker.close(): closing mid-handshake would leave BullMQ an unhandled rejection, and with Redis
+    // gone it would wait for it for ever.
+    await closeWorker(worker, { ...jobs, boundMs: graceMs + 1000 });
   } finally {
     clearTimeout(grace);
   }

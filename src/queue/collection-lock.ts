@@ -1,5 +1,7 @@
 import type { Redis } from 'ioredis';
+import { describeError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { isRedisConnectionError } from './redis-settings.js';
 
 /** Deletes or extends the lock only while it still holds our token. KEYS: [lock]. ARGV: [token, ms?]. */
 const RELEASE_LUA = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
@@ -58,7 +60,11 @@ export async function tryCollectionLock(opts: {
         (n) => {
           if (Number(n) === 0) log.warn({ lock: key }, 'sync lock lost: another process may take over');
         },
-        (err: unknown) => log.warn({ err, lock: key }, 'sync lock renewal failed'),
+        (err: unknown) => {
+          // Redis down is what the connection's own lines report; the TTL covers two missed ticks.
+          if (!isRedisConnectionError(err))
+            log.warn({ reason: describeError(err), lock: key }, 'sync lock renewal failed');
+        },
       );
     },
     Math.max(100, Math.floor(ttlMs / 3)),
@@ -72,7 +78,9 @@ export async function tryCollectionLock(opts: {
         released ??= (async () => {
           clearInterval(timer);
           await redis.understudyLockRelease(key, token).catch((err: unknown) => {
-            log.warn({ err, lock: key }, 'sync lock release failed; it expires on its own');
+            // Redis unreachable (at a stop, say): the connection's own lines say so.
+            const level = isRedisConnectionError(err) ? 'debug' : 'warn';
+            log[level]({ reason: describeError(err), lock: key }, 'sync lock release failed; it expires on its own');
           });
         })();
         return released;

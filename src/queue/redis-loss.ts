@@ -1,6 +1,7 @@
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../log.js';
+import { isRedisConnectionError } from './redis-settings.js';
 
 const COUNTED = ['waiting', 'delayed', 'active', 'prioritized', 'paused'] as const;
 type Counted = (typeof COUNTED)[number];
@@ -117,7 +118,10 @@ export function watchRedisLoss(opts: RedisLossWatchOptions): RedisLossWatch {
     return running;
   };
   const tick = () => {
-    check().catch((err: unknown) => log.warn({ reason: (err as Error).message }, 'Redis loss check failed'));
+    check().catch((err: unknown) => {
+      // Redis down is what the connection's own lines report (and a connection ended at stop fails its wait).
+      if (!isRedisConnectionError(err)) log.warn({ reason: (err as Error).message }, 'Redis loss check failed');
+    });
   };
   const timer = setInterval(tick, opts.intervalMs ?? 5000);
   timer.unref();

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { UnderstudyError } from '../errors.js';
 import type { RateBudget, RateGate, RequestKind } from '../partners/rate-gate.js';
+import { isRedisConnectionError } from './redis-settings.js';
 
 /**
  * Admits one request or says how long to wait, atomically, on Redis' own clock (TIME), so processes on
@@ -101,6 +102,11 @@ export interface RedisRateGateOptions {
   readonly marginMs?: number;
   /** Called when a settle could not reach Redis (the request then stays counted until its lease ends). */
   readonly onSettleError?: (err: unknown) => void;
+  /**
+   * Aborts when the process stops: a wait whose connection then ends (Redis unreachable at stop,
+   * src/queue/redis-at-stop.ts) ends as aborted (`US_ABORTED`), the stop it is, not as a failure.
+   */
+  readonly stopping?: AbortSignal;
 }
 
 const abortError = (signal: AbortSignal): UnderstudyError =>
@@ -119,6 +125,18 @@ const wait = (ms: number, signal: AbortSignal): Promise<void> =>
       resolve();
     }, ms);
     signal.addEventListener('abort', onAbort, { once: true });
+  });
+
+/**
+ * Redis' answer, or `US_ABORTED` as soon as `signal` aborts: through an outage a command waits for Redis to come
+ * back, and a stopping process must not wait with it. A slot granted after that is settled by its lease.
+ */
+const answerOrAbort = <T>(answer: Promise<T>, signal: AbortSignal): Promise<T> =>
+  new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abortError(signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    // A late answer or failure settles a promise already rejected: nothing is left unhandled.
+    void answer.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
   });
 
 /** Default extra milliseconds a request stays counted beyond the window (clock differences between hosts). */
@@ -142,7 +160,21 @@ interface GateState {
   seen: 0 | 1;
   /** Members granted to this process and not yet settled, oldest first, per kind. */
   readonly inFlight: Record<RequestKind, string[]>;
+  /** Sends a command for an acquire: its connection ending at stop is the stop (`RedisRateGateOptions.stopping`). */
+  readonly ask: <T>(command: () => Promise<T>) => Promise<T>;
 }
+
+/** Runs Redis commands for waits that end with the process: a connection error once `stopping` aborted is a stop. */
+const askUntil =
+  (stopping: AbortSignal | undefined) =>
+  <T>(command: () => Promise<T>): Promise<T> =>
+    command().catch((err: unknown) => {
+      if (stopping?.aborted && isRedisConnectionError(err))
+        throw new UnderstudyError('US_ABORTED', 'rate gate wait ended: stopping, with Redis unreachable', {
+          cause: err,
+        });
+      throw err;
+    });
 
 /** Waits for a slot of `kind`, asking Redis until it admits the request; resolves with the milliseconds waited. */
 async function acquireSlot(g: GateState, kind: RequestKind, signal: AbortSignal): Promise<number> {
@@ -152,15 +184,20 @@ async function acquireSlot(g: GateState, kind: RequestKind, signal: AbortSignal)
     const id = `${g.member}:${g.seq++}`;
     const { base, pauseKey, epochKey, windowMs, leaseMs } = g;
     const ms = Number(
-      await g.redis.understudyGateAcquire(
-        `${base}:${kind}`,
-        pauseKey,
-        epochKey,
-        g.limits[kind],
-        windowMs,
-        id,
-        leaseMs,
-        g.seen,
+      await answerOrAbort(
+        g.ask(() =>
+          g.redis.understudyGateAcquire(
+            `${base}:${kind}`,
+            pauseKey,
+            epochKey,
+            g.limits[kind],
+            windowMs,
+            id,
+            leaseMs,
+            g.seen,
+          ),
+        ),
+        signal,
       ),
     );
     g.seen = 1;
@@ -195,6 +232,7 @@ export function createRedisRateGate(opts: RedisRateGateOptions): RateGate {
     seq: 0,
     seen: 0,
     inFlight: { read: [], write: [] },
+    ask: askUntil(opts.stopping),
   };
   return {
     acquire: (kind, { signal }) => acquireSlot(g, kind, signal),

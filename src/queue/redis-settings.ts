@@ -3,6 +3,7 @@ import type { Config } from '../config/config-schema.js';
 import { UnderstudyError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { DEFAULT_PREFIX, DEFAULT_REDIS_URL } from './queues.js';
+import { endWhenStoppedUnreachable } from './redis-at-stop.js';
 
 export interface RedisSettings {
   readonly url: string;
@@ -51,12 +52,17 @@ export const isRedisConnectionError = (err: unknown): boolean =>
 /**
  * A connection for a long-lived process: commands wait through outages instead of failing
  * (`maxRetriesPerRequest: null`, as BullMQ workers require) and ioredis reconnects with backoff. While Redis is
- * down it logs one line per back-off (`Redis unreachable …; next attempt in N ms`), and one when it is back.
+ * down it logs one line per back-off (`Redis unreachable …; next attempt in N ms`), and one when it is back. Once
+ * `stopping` aborts it no longer waits for Redis: unreachable then, it and its duplicates end at once, with one
+ * line (`Redis unreachable at stop …`); dropping later, it ends instead of reconnecting (src/queue/redis-at-stop.ts).
  */
-export function longLivedRedis(url: string, log: Logger, name: string): Redis {
+export function longLivedRedis(url: string, log: Logger, name: string, stopping?: AbortSignal): Redis {
   const redis = new Redis(url, {
     maxRetriesPerRequest: null,
-    retryStrategy: (times) => Math.min(200 * times, 2000),
+    retryStrategy: (times) => (stopping?.aborted ? null : Math.min(200 * times, 2000)),
+    // How long a closing socket may stay half-open. ioredis arms this timer on every disconnect, also of a socket
+    // already gone (a connection ended while Redis is down), where it only holds the stopping process: kept short.
+    disconnectTimeout: 500,
     connectionName: `understudy-${name}`,
   });
   let down = false;
@@ -79,6 +85,14 @@ export function longLivedRedis(url: string, log: Logger, name: string): Redis {
     down = false;
     attempt = 0;
   });
+  if (stopping)
+    endWhenStoppedUnreachable(redis, stopping, () =>
+      log.warn(
+        { redis: name, url: redactRedisUrl(url), reason, status: redis.status },
+        `Redis unreachable at stop (${reason}): its connections are closed now rather than waited for; ` +
+          'jobs in flight are taken up again once their locks expire',
+      ),
+    );
   return redis;
 }
 

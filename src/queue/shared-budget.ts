@@ -11,11 +11,17 @@ export const redisConfigured = (config: Pick<Config, 'redis'>, env: NodeJS.Proce
 /**
  * Connects to the Redis where the keys' rate budget is shared with the workers, for an inline command: a
  * long-lived connection, returned once it answers a PING. Fails with `US_REDIS` within `timeoutMs` when Redis does
- * not answer: silently falling back to an in-process gate would spend the key's budget twice, once here and once
+ * not answer (`timeoutMs`): silently falling back to an in-process gate would spend the key's budget twice, once here and once
  * in the workers.
  */
-export async function connectSharedBudget(url: string, log: Logger, timeoutMs = 3000): Promise<Redis> {
-  const redis: Redis = longLivedRedis(url, log, 'budget');
+export async function connectSharedBudget(
+  url: string,
+  log: Logger,
+  stopping?: AbortSignal,
+  timeoutMs = 3000,
+): Promise<Redis> {
+  // Stopping with Redis gone, the command's waits on the budget end rather than outlive the stop.
+  const redis: Redis = longLivedRedis(url, log, 'budget', stopping);
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([

@@ -24,6 +24,22 @@ export function parseExactJson(text: string): JsonValue {
   return parseLossless(text, null, parseNumber) as JsonValue;
 }
 
+/** A number of JSON text as it is written there (`1e400`, `-0.5`), before anything reads it as a number. */
+export class NumberLiteral {
+  constructor(readonly text: string) {}
+}
+
+/**
+ * Parses JSON text keeping every number as a `NumberLiteral`: for a check that must see a number as written, e.g.
+ * one a double cannot hold, which any reading has already turned into Infinity or 0. A duplicate key keeps its last
+ * value, as `JSON.parse` does.
+ */
+export const parseKeepingLiterals = (text: string): unknown =>
+  parseLossless(text, null, {
+    parseNumber: (t: string) => new NumberLiteral(t),
+    onDuplicateKey: ({ newValue }: { newValue: unknown }) => newValue,
+  });
+
 /** JSON text of a value that may hold `bigint`s (written as bare integers, exactly as received). */
 export function stringifyJson(value: JsonValue): string {
   try {

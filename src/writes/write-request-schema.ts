@@ -11,7 +11,7 @@ import { stringifyJson } from '../vocabulary/exact-json.js';
 import { isJsonObject, isTenantSlug, type JsonObject, type JsonValue, recordIdProblem } from '../vocabulary/ids.js';
 import { tooDeepAt } from '../vocabulary/json-depth.js';
 import { bulkKeysProblem, type MirrorDefinitions } from './bulk-keys-check.js';
-import { unsafeNumberIn, unsafeNumberMessage } from './exact-body.js';
+import { numberProblemIn } from './exact-body.js';
 import { poisonKeyIn } from './poison-keys.js';
 import { bodyProblem, CREATE_BODIES, MAX_BODY_DEPTH, UPDATE_BODIES } from './write-bodies.js';
 import {
@@ -30,7 +30,8 @@ import {
  * The schema of a write request at enqueue (and of job data read back from Redis): one valibot schema, variants per
  * op and collection, each check with the one-line message it refuses with. Checks run in a fixed order and the first
  * failing one names the problem: the request, op, tenant, collection and route; then id, draft and idempotency key;
- * then the body (keys that reach a prototype, depth, numbers beyond 2^53, size, then its op's shape).
+ * then the body (keys that reach a prototype, depth, numbers that are not finite or beyond 2^53, size, then its op's
+ * shape).
  */
 
 /** Default cap on a write body, as compact JSON (config `writes.maxBodyBytes`). */
@@ -179,7 +180,7 @@ function sizeProblem(body: unknown, max: number): string | null {
   return size > max ? `body is ${size} bytes of JSON, over the cap of ${max} (config writes.maxBodyBytes)` : null;
 }
 
-/** What every body is checked for first, whatever its op: prototype keys, depth, inexact numbers, size. */
+/** What every body is checked for first, whatever its op: prototype keys, depth, non-finite or inexact numbers, size. */
 const anyBody = (limits: WriteLimits | 'skip') =>
   [
     problemCheck<unknown>((body) => {
@@ -194,10 +195,7 @@ const anyBody = (limits: WriteLimits | 'skip') =>
         ? null
         : `body is nested more than ${MAX_BODY_DEPTH} levels deep (at ${deep.split('.').slice(0, 4).join('.')}…)`;
     }),
-    problemCheck<unknown>((body) => {
-      const unsafe = unsafeNumberIn(body);
-      return unsafe && unsafeNumberMessage(unsafe);
-    }),
+    problemCheck<unknown>(numberProblemIn),
     problemCheck<unknown>((body) =>
       limits === 'skip' ? null : sizeProblem(body, limits.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES),
     ),

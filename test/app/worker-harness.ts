@@ -3,8 +3,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Redis } from 'ioredis';
-import { onTestFinished } from 'vitest';
+import { expect, onTestFinished, vi } from 'vitest';
 import { createApp } from '../../src/app/create-app.js';
+import { enqueueSync } from '../../src/app/enqueue-sync.js';
 import { type SyncWorkerOptions, startSyncWorker } from '../../src/app/start-sync-worker.js';
 import type { Config } from '../../src/config/config-schema.js';
 import type { Logger } from '../../src/log.js';
@@ -62,7 +63,22 @@ export async function workerHarness(
   };
   const state = async (jobId: string) => (await queue.getJob(jobId))?.getState();
   const worker = (...args: string[]) => startWorker(configPath, args, env);
-  return { sim, tenant: t, db, prefix, config, configPath, env, queue, rows, state, worker };
+  /** Queues a full sync of event-instances; resolves with its job id once `atLeast` of its rows are mirrored. */
+  const syncUnderway = async (atLeast: number): Promise<string> => {
+    const jobId = await enqueueSync({
+      redisUrl,
+      prefix,
+      tenant: t.slug,
+      collections: ['event-instances'],
+      mode: 'full',
+    });
+    await vi.waitFor(() => expect(rows('event_instances')).toBeGreaterThanOrEqual(atLeast), {
+      timeout: 30_000,
+      interval: 20,
+    });
+    return jobId;
+  };
+  return { sim, tenant: t, db, prefix, config, configPath, env, queue, rows, state, worker, syncUnderway };
 }
 
 /**

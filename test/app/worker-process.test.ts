@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { enqueueSync } from '../../src/app/enqueue-sync.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { workerHarness } from './worker-harness.js';
 
@@ -20,17 +19,7 @@ describe('understudy worker (child processes)', () => {
     h.sim.controls.injectFaults({ ...SLOW });
     const total = h.sim.controls.docs(h.tenant.slug, 'event-instances').length;
     const a = h.worker();
-    const jobId = await enqueueSync({
-      redisUrl: server.url,
-      prefix: h.prefix,
-      tenant: h.tenant.slug,
-      collections: ['event-instances'],
-      mode: 'full',
-    });
-    await vi.waitFor(() => expect(h.rows('event_instances')).toBeGreaterThanOrEqual(10), {
-      timeout: 30_000,
-      interval: 50,
-    });
+    const jobId = await h.syncUnderway(10);
     await a.stop('SIGKILL');
     const b = h.worker();
     await vi.waitFor(async () => expect(await h.state(jobId)).toBe('completed'), { timeout: 45_000, interval: 100 });
@@ -48,17 +37,7 @@ describe('understudy worker (child processes)', () => {
     h.sim.controls.injectFaults({ ...SLOW });
     const total = h.sim.controls.docs(h.tenant.slug, 'event-instances').length;
     const a = h.worker();
-    const jobId = await enqueueSync({
-      redisUrl: server.url,
-      prefix: h.prefix,
-      tenant: h.tenant.slug,
-      collections: ['event-instances'],
-      mode: 'full',
-    });
-    await vi.waitFor(() => expect(h.rows('event_instances')).toBeGreaterThanOrEqual(5), {
-      timeout: 30_000,
-      interval: 50,
-    });
+    const jobId = await h.syncUnderway(5);
     const r = await a.stop();
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/job handed back/);

@@ -70,6 +70,49 @@ describe('understudy enqueue: exact writes', () => {
     expect(held).not.toContain('9007199254740992');
   });
 
+  it('refuses a number a double cannot hold (1e400, -1e400, 1e-400) naming its path, exit 2, nothing in Redis', async () => {
+    const { prefix, enqueue } = await setup();
+    const bulk = ['--op', 'bulk', '--collection', 'organizations'];
+    const refused = [
+      [
+        ...bulk,
+        '--body',
+        '{"all":true,"set":{"founded":1e400}}',
+        /field "set\.founded" holds the number 1e400, beyond/,
+      ],
+      [...bulk, '--body', '{"all":true,"set":{"founded":-1e400}}', /"set\.founded" holds the number -1e400/],
+      [...bulk, '--body', '{"all":true,"set":{"founded":1E-400}}', /"set\.founded" holds the number 1E-400, too small/],
+      [
+        '--op',
+        'create',
+        '--collection',
+        'series',
+        '--body',
+        '{"title":"t","extra":{"n":[1,2e999]}}',
+        /"extra\.n\[1\]"/,
+      ],
+      ['--op', 'update', '--collection', 'seasons', '--id', '7', '--body', '{"extra":{"n":1e309}}', /"extra\.n"/],
+    ] as const;
+    for (const args of refused) {
+      const r = await enqueue(...(args.slice(0, -1) as string[]));
+      expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(r.stderr).toMatch(args[args.length - 1] as RegExp);
+    }
+    // Refused before the queue is opened: not even BullMQ's meta key is written under the prefix.
+    const r = new Redis(redis.url);
+    onTestFinished(() => r.disconnect());
+    expect(await r.keys(`${prefix}:*`)).toEqual([]);
+    // The same write with a number a double holds is queued; a finite number as large as 1e308 is not refused for
+    // being out of range (the 2^53 rule refuses it, as any inexact integer).
+    const ok = await enqueue(...bulk, '--body', '{"all":true,"set":{"founded":1999}}');
+    expect(ok.code, ok.stderr).toBe(0);
+    const large = await enqueue(...bulk, '--body', '{"all":true,"set":{"founded":1e308}}');
+    expect(large.stderr).toMatch(/beyond 2\^53/);
+    const small = await enqueue(...bulk, '--body', '{"all":true,"set":{"founded":5e-324}}');
+    expect(small.code, small.stderr).toBe(0);
+  });
+
   it('refuses a bulk attribute key or value the mirrored definitions do not allow (exit 2, one line, nothing queued)', async () => {
     const { cfg, env, prefix, enqueue } = await setup();
     const synced = await runCli(['sync', '--config', cfg, '--collection', 'custom-attributes', '--quiet'], { env });

@@ -81,6 +81,48 @@ describe('integers beyond 2^53 in a write body', () => {
     ).resolves.toMatchObject({ op: 'update' });
   });
 
+  it('refuses a number that is not finite (Infinity, -Infinity, NaN) in any write, naming its path', async () => {
+    const prefix = `t-${Math.random().toString(36).slice(2, 10)}`;
+    const q = await createWriteQueue({ redisUrl: redis.url, prefix, allowExtraFields: true });
+    onTestFinished(() => q.close());
+    const refused = (path: string, value: string) => ({
+      code: 'US_VALIDATION',
+      message: expect.stringContaining(`field "${path}" holds ${value}, not a finite number`),
+    });
+    await expect(
+      q.bulkOrganizationAttributes('acme', { all: true, set: { founded: Number.POSITIVE_INFINITY } }),
+    ).rejects.toMatchObject(refused('set.founded', 'Infinity'));
+    await expect(
+      q.bulkOrganizationAttributes('acme', { ids: [Number.NEGATIVE_INFINITY], set: { founded: 1999 } }),
+    ).rejects.toMatchObject(refused('ids[0]', '-Infinity'));
+    await expect(q.createSeries('acme', { title: 't', extra: { n: [1, Number.NaN] } } as never)).rejects.toMatchObject(
+      refused('extra.n[1]', 'NaN'),
+    );
+    await expect(
+      q.enqueue({ op: 'update', tenant: 'acme', collection: 'seasons', id: '7', body: { x: 1 / 0 } }),
+    ).rejects.toMatchObject(refused('x', 'Infinity'));
+    expect(await keysUnder(prefix)).toEqual([]);
+  });
+
+  it('refuses job data from Redis holding a number a double cannot hold, in a text body or an object body', async () => {
+    const job = (body: unknown) => ({ op: 'bulk', tenant: 'acme', collection: 'organizations', body });
+    await expect(parseJobData(job('{"all":true,"set":{"founded":1e400}}'))).rejects.toMatchObject({
+      code: 'US_VALIDATION',
+      message: expect.stringMatching(/field "set\.founded" holds the number 1e400, beyond/),
+    });
+    await expect(parseJobData(job('{"all":true,"set":{"founded":-1e-400}}'))).rejects.toThrow(
+      /"set\.founded" holds the number -1e-400, too small/,
+    );
+    // BullMQ reads job data with JSON.parse, which makes 1e400 in another client's object body Infinity.
+    await expect(
+      parseJobData(
+        JSON.parse(
+          '{"op":"bulk","tenant":"acme","collection":"organizations","body":{"all":true,"set":{"founded":1e400}}}',
+        ),
+      ),
+    ).rejects.toThrow(/field "set\.founded" holds Infinity, not a finite number/);
+  });
+
   it('reads a body stored as exact JSON text back exactly (job data from Redis)', async () => {
     const data = await parseJobData({
       op: 'bulk',
