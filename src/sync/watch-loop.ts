@@ -59,8 +59,11 @@ const FLUSH_MS = 5_000;
  * it: a dead worker's tenants are taken over within 25 s, inside the 30 s lease period of the collections' runs.
  */
 const DEFAULT_OWNER_TTL_MS = 20_000;
-/** What a turn may cost at most, most of the time: the probe, a pass's page, a search (a count, a range, a look-up). */
-const TURN_READS = 6;
+/**
+ * What a turn may cost at most, most of the time: the probe, a range of the rotation, a pass's page, a search (a
+ * count, a range, a look-up).
+ */
+const TURN_READS = 7;
 /** How soon the collections of a tenant taken over from another worker are first probed (spread). */
 const TAKEOVER_SPREAD_MS = 5_000;
 
@@ -81,6 +84,10 @@ interface Watched {
   lastChanged: boolean;
   /** When it was last probed (its count compared), not passed alone (ms). */
   countedAt: number;
+  /** Where the rotation over the records the probe does not list goes on. */
+  rotation: string | null;
+  /** What a quiet turn of it reads: the probe, and a range of the rotation while the probe cannot list it all. */
+  quietReads: number;
   lastProbeAt: string | null;
   lastChangeAt: string | null;
   probes: number;
@@ -102,7 +109,7 @@ class Watch {
   /** Tenants being started (their routes discovered), a few at a time. */
   readonly starting = new Set<string>();
   readonly starts = pLimit(8);
-  /** Watched collections per key (their idle interval shares the key's idle budget). */
+  /** The reads of a quiet turn of every watched collection, per key (their idle intervals share its idle budget). */
   readonly perKey = new Map<string, number>();
   readonly meters = new Map<string, WatchMeter>();
   /** Clients whose key was refused: their tenants are not watched until a reload gives them new clients. */
@@ -145,7 +152,15 @@ class Watch {
     );
   }
 
-  /** The idle interval of each collection of `t`: its key's collections over every watched tenant share it. */
+  /** Keeps what a quiet turn of `e` reads, and its key's sum of them, up to date. */
+  quietReadsOf(e: Watched, reads: number): void {
+    if (e.dropped || reads === e.quietReads) return;
+    const keyId = e.tenant.keyId;
+    this.perKey.set(keyId, (this.perKey.get(keyId) ?? 0) + reads - e.quietReads);
+    e.quietReads = reads;
+  }
+
+  /** The idle interval of each collection of `t`: the quiet turns of its key's collections share the idle budget. */
   idleOf(t: WatchedTenant): number {
     const n = this.perKey.get(t.keyId) ?? 0;
     return idleIntervalMs(t.knobs, n, (t.budget.reads * 60_000) / t.budget.windowMs);
@@ -206,6 +221,7 @@ class Watch {
           routes,
           signal: this.signal,
           unexplained: e.unexplained,
+          rotation: e.rotation,
           passOnly,
         },
         e.collection,
@@ -213,6 +229,8 @@ class Watch {
       outcome = tick.outcome;
       report = tick.report;
       e.unexplained = tick.unexplained;
+      e.rotation = tick.rotation;
+      if (tick.rotating !== undefined) this.quietReadsOf(e, tick.rotating ? 2 : 1);
     } catch (err) {
       if (this.signal.aborted) return;
       this.failed(e, err);
@@ -268,7 +286,8 @@ class Watch {
       clearTimeout(e.timer);
       e.dropped = true;
     }
-    this.perKey.set(w.tenant.keyId, (this.perKey.get(w.tenant.keyId) ?? 0) - w.entries.length);
+    const reads = w.entries.reduce((n, e) => n + e.quietReads, 0);
+    this.perKey.set(w.tenant.keyId, (this.perKey.get(w.tenant.keyId) ?? 0) - reads);
     this.watched.delete(slug);
   }
 
@@ -323,6 +342,8 @@ class Watch {
         failing: false,
         lastChanged: false,
         countedAt: 0,
+        rotation: null,
+        quietReads: 1,
         lastProbeAt: null,
         lastChangeAt: null,
         probes: 0,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { expect, onTestFinished } from 'vitest';
+import { expect, onTestFinished, vi } from 'vitest';
 import type { RequestLogEntry } from '../../src/sim/start-simulator.js';
 import { startSimulator } from '../../src/sim/start-simulator.js';
 import { type CollectionSlug, tableFor } from '../../src/vocabulary/collections.js';
@@ -81,6 +81,13 @@ export async function watchRig(
     expect(r.code, r.stderr).toBe(0);
   };
   const worker = (...args: string[]) => startWorker(configPath, args, env);
+  /** Resolves once both tenants' watch is held (`watch_owners`, unexpired), within 20 s. */
+  const bothWatched = () =>
+    vi.waitFor(
+      () =>
+        expect(query('SELECT tenant FROM watch_owners WHERE expires_at > ?', new Date().toISOString())).toHaveLength(2),
+      { timeout: 20_000, interval: 200 },
+    );
   return {
     sim,
     tenants,
@@ -93,6 +100,7 @@ export async function watchRig(
     expectMirrorEqualsUpstream,
     firstSync,
     worker,
+    bothWatched,
   };
 }
 
