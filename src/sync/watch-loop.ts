@@ -12,7 +12,7 @@ import type { ReadRoutes } from './discover-routes.js';
 import type { CollectionReport, SyncDeps, TenantTarget } from './sync-collection.js';
 import { wantedCollections } from './wanted-collections.js';
 import { type TickOutcome, tickCollection } from './watch-collection.js';
-import { type Hold, WatchMeter } from './watch-meter.js';
+import { type Hold, type MeterLimits, WatchMeter } from './watch-meter.js';
 import { hotIntervalMs, idleIntervalMs, type Pace, paceAfter, probeIntervalMs, rateAt, STILL } from './watch-pace.js';
 import type { WatchStatusRow, WatchStore } from './watch-port.js';
 
@@ -42,6 +42,11 @@ export interface WatchDeps {
     outcome: TickOutcome;
     report?: CollectionReport;
   }) => void;
+  /**
+   * Registers a listener called after each reload of the config: the watched tenants then follow the new settings
+   * (`tenants()`) at once, their next turns applying every knob.
+   */
+  readonly onReload?: (listener: () => void) => void;
   /** Told every few seconds of the share of each key's read budget watch used over its last window. */
   readonly onShare?: (e: { key: string; share: number }) => void;
   /** Turns under way at once, across tenants (default 16). */
@@ -69,7 +74,8 @@ const TAKEOVER_SPREAD_MS = 5_000;
 
 /** One watched collection of one tenant. */
 interface Watched {
-  readonly tenant: WatchedTenant;
+  /** Its tenant's settings as of the last reload. */
+  tenant: WatchedTenant;
   readonly collection: CollectionSlug;
   readonly meter: WatchMeter;
   pace: Pace;
@@ -95,17 +101,29 @@ interface Watched {
   unexplained: string | null;
 }
 
+/** What a tenant's turns hold its key's watch meter to: its budget and `maxShare`. */
+const limitsOf = (t: WatchedTenant): MeterLimits => ({
+  readsPerWindow: t.budget.reads,
+  windowMs: t.budget.windowMs,
+  maxShare: t.knobs.maxShare,
+});
+
+/** Whether a tenant's new settings watch what its old ones did: the same key and collections. */
+const sameWatch = (a: WatchedTenant, b: WatchedTenant): boolean =>
+  a.keyId === b.keyId && wantedCollections(a.target).join() === wantedCollections(b.target).join();
+
 /** Everything one watch holds while it runs. */
 class Watch {
   readonly clock: Clock;
   readonly holder: string;
   readonly limit: ReturnType<typeof pLimit>;
   /** The tenants this process watches now, with their collections. */
-  readonly watched = new Map<string, { readonly tenant: WatchedTenant; readonly entries: readonly Watched[] }>();
+  readonly watched = new Map<string, { tenant: WatchedTenant; readonly entries: readonly Watched[] }>();
   /** Claims made: the first one starts the tenants spread over their idle interval, later ones (takeovers) sooner. */
   claims = 0;
   /** The tenants this process holds the watch of, as of the last claim. */
   owned = new Set<TenantSlug>();
+  readonly ownerTtl: number;
   /** Tenants being started (their routes discovered), a few at a time. */
   readonly starting = new Set<string>();
   readonly starts = pLimit(8);
@@ -123,6 +141,7 @@ class Watch {
     this.clock = deps.clock ?? systemClock;
     this.holder = deps.holder ?? leaseHolder();
     this.limit = pLimit(deps.concurrency ?? 16);
+    this.ownerTtl = deps.ownerTtlMs ?? DEFAULT_OWNER_TTL_MS;
   }
 
   now(): number {
@@ -132,7 +151,7 @@ class Watch {
   meterOf(t: WatchedTenant): WatchMeter {
     let m = this.meters.get(t.keyId);
     if (!m) {
-      m = new WatchMeter(t.budget.reads, t.budget.windowMs, t.knobs.maxShare);
+      m = new WatchMeter(limitsOf(t));
       this.meters.set(t.keyId, m);
     }
     return m;
@@ -190,6 +209,8 @@ class Watch {
    */
   async runTurn(e: Watched): Promise<void> {
     if (this.signal.aborted || e.dropped) return;
+    // The tenant's settings as of the last reload: its maxShare and budget hold this turn.
+    e.meter.apply(limitsOf(e.tenant));
     const hold = e.meter.hold(this.now(), TURN_READS);
     if (!hold) {
       // The key's share is spent: the collections probed most often ask again first when it frees.
@@ -279,6 +300,27 @@ class Watch {
     e.failing = true;
   }
 
+  /**
+   * Brings the watched tenants to the config's current settings (after a reload): in place, so that each
+   * collection's next turn applies the new knobs, client and budget, and keeps its pace, rotation and what its
+   * searches could not explain. A tenant no longer watched is dropped, as is one whose key or collections changed
+   * (the next claim starts it again).
+   */
+  follow(tenants: readonly WatchedTenant[]): void {
+    if (this.signal.aborted) return;
+    const current = new Map(tenants.map((t) => [t.target.slug as string, t]));
+    for (const [slug, w] of this.watched) {
+      const t = current.get(slug);
+      if (t === w.tenant) continue;
+      if (!t || !sameWatch(t, w.tenant)) {
+        this.drop(slug);
+        continue;
+      }
+      w.tenant = t;
+      for (const e of w.entries) e.tenant = t;
+    }
+  }
+
   drop(slug: string): void {
     const w = this.watched.get(slug);
     if (!w) return;
@@ -291,19 +333,17 @@ class Watch {
     this.watched.delete(slug);
   }
 
-  /** Takes (or renews) the watch of the configured tenants; starts the ones gained, drops the ones lost. */
+  /** Takes (or renews) the watch of the configured tenants: starts the ones gained, drops the ones lost, and brings the others to the current settings. */
   async claim(): Promise<void> {
     this.claims++;
     const tenants = this.deps.tenants().filter((t) => !this.refused.has(t.client));
     const owned = await this.deps.rows.claimWatch(
       tenants.map((t) => t.target.slug),
       this.holder,
-      this.deps.ownerTtlMs ?? DEFAULT_OWNER_TTL_MS,
+      this.ownerTtl,
     );
-    const current = new Map(tenants.map((t) => [t.target.slug as string, t]));
-    // A reload builds each tenant's client anew: its collections start again with the new settings.
-    for (const [slug, w] of this.watched)
-      if (!owned.has(slug as TenantSlug) || current.get(slug)?.client !== w.tenant.client) this.drop(slug);
+    for (const slug of this.watched.keys()) if (!owned.has(slug as TenantSlug)) this.drop(slug);
+    this.follow(tenants);
     this.owned = owned;
     // Started apart (a first claim may bring a thousand tenants to discover): the claim's renewals keep their pace.
     for (const t of tenants) {
@@ -443,9 +483,9 @@ function every(ms: number, signal: AbortSignal, log: Logger, what: string, f: ()
  */
 export async function watchTenants(deps: WatchDeps, signal: AbortSignal): Promise<void> {
   const w = new Watch(deps, signal);
-  const ownerTtl = deps.ownerTtlMs ?? DEFAULT_OWNER_TTL_MS;
+  deps.onReload?.(() => w.follow(deps.tenants()));
   await Promise.all([
-    every(Math.max(100, Math.floor(ownerTtl / 4)), signal, deps.log, 'claiming tenants', () => w.claim()),
+    every(Math.max(100, Math.floor(w.ownerTtl / 4)), signal, deps.log, 'claiming tenants', () => w.claim()),
     every(FLUSH_MS, signal, deps.log, 'writing status', () => w.flush()),
   ]);
   await w.stop();
