@@ -123,6 +123,10 @@ class Watch {
   claims = 0;
   /** The tenants this process holds the watch of, as of the last claim. */
   owned = new Set<TenantSlug>();
+  /** The claim under way, shared by the claiming rounds and the turns that wait for it. */
+  claiming: Promise<void> | null = null;
+  /** When the last claim that succeeded started (this process' clock): its leases last `ownerTtl` from about then. */
+  claimedAt = Number.NEGATIVE_INFINITY;
   readonly ownerTtl: number;
   /** Tenants being started (their routes discovered), a few at a time. */
   readonly starting = new Set<string>();
@@ -209,6 +213,7 @@ class Watch {
    */
   async runTurn(e: Watched): Promise<void> {
     if (this.signal.aborted || e.dropped) return;
+    if (!(await this.stillOwns(e))) return;
     // The tenant's settings as of the last reload: its maxShare and budget hold this turn.
     e.meter.apply(limitsOf(e.tenant));
     const hold = e.meter.hold(this.now(), TURN_READS);
@@ -222,6 +227,25 @@ class Watch {
     } finally {
       e.meter.release(hold);
     }
+  }
+
+  /**
+   * Whether this process still watches `e`'s tenant. When its lease may have expired by this process' clock (no
+   * claim has succeeded for half the lease: the process was paused, stalled, or could not reach the mirror), the
+   * mirror is asked first (a claim, shared by the turns that wait for it): another worker may have taken the tenant
+   * over meanwhile, and its turns are then not this process' to make. A claim that fails leaves the turn for later.
+   */
+  async stillOwns(e: Watched): Promise<boolean> {
+    if (this.now() - this.claimedAt >= this.ownerTtl / 2) {
+      try {
+        await this.claim();
+      } catch {
+        // The claiming rounds log the failure; this turn waits for one that succeeds.
+        if (!e.dropped) this.schedule(e, Math.max(e.intervalMs, hotIntervalMs(e.tenant.knobs)));
+        return false;
+      }
+    }
+    return !e.dropped && this.owned.has(e.tenant.target.slug as TenantSlug);
   }
 
   async probeAndFollow(e: Watched, hold: Hold): Promise<void> {
@@ -333,15 +357,25 @@ class Watch {
     this.watched.delete(slug);
   }
 
-  /** Takes (or renews) the watch of the configured tenants: starts the ones gained, drops the ones lost, and brings the others to the current settings. */
-  async claim(): Promise<void> {
+  /** Takes (or renews) the watch of the configured tenants, one claim at a time (a claim under way is shared). */
+  claim(): Promise<void> {
+    this.claiming ??= this.claimOnce().finally(() => {
+      this.claiming = null;
+    });
+    return this.claiming;
+  }
+
+  /** One claim: starts the tenants gained, drops the ones lost, and brings the others to the current settings. */
+  async claimOnce(): Promise<void> {
     this.claims++;
+    const started = this.now();
     const tenants = this.deps.tenants().filter((t) => !this.refused.has(t.client));
     const owned = await this.deps.rows.claimWatch(
       tenants.map((t) => t.target.slug),
       this.holder,
       this.ownerTtl,
     );
+    this.claimedAt = started;
     for (const slug of this.watched.keys()) if (!owned.has(slug as TenantSlug)) this.drop(slug);
     this.follow(tenants);
     this.owned = owned;
@@ -419,7 +453,9 @@ class Watch {
   /** Writes what `status` shows for the collections that moved, and reports each key's share. */
   async flush(): Promise<void> {
     const rows: WatchStatusRow[] = [];
-    for (const e of this.all()) {
+    // Not while the leases may have expired (a pause): the collections may be another worker's by now.
+    const current = this.now() - this.claimedAt < this.ownerTtl / 2;
+    for (const e of current ? this.all() : []) {
       if (!e.dirty) continue;
       e.dirty = false;
       rows.push({
