@@ -2,29 +2,20 @@ import pLimit from 'p-limit';
 import { describeError, UnderstudyError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { type CallOptions, type PartnersClient, withCallOptions } from '../partners/partners-client.js';
-import type { RateBudget } from '../partners/rate-gate.js';
 import { type Clock, systemClock } from '../vocabulary/clock.js';
 import type { CollectionSlug } from '../vocabulary/collections.js';
 import type { TenantSlug } from '../vocabulary/ids.js';
-import type { WatchKnobs } from '../vocabulary/watch-knobs.js';
 import { leaseHolder } from './collection-lease.js';
 import type { ReadRoutes } from './discover-routes.js';
-import type { CollectionReport, SyncDeps, TenantTarget } from './sync-collection.js';
+import type { CollectionReport, SyncDeps } from './sync-collection.js';
 import { wantedCollections } from './wanted-collections.js';
 import { type TickOutcome, tickCollection } from './watch-collection.js';
-import { type Hold, type MeterLimits, WatchMeter } from './watch-meter.js';
-import { hotIntervalMs, idleIntervalMs, type Pace, paceAfter, probeIntervalMs, rateAt, STILL } from './watch-pace.js';
+import { type Hold, WatchMeter } from './watch-meter.js';
+import { hotIntervalMs, idleIntervalMs, paceAfter, probeIntervalMs, rateAt } from './watch-pace.js';
 import type { WatchStatusRow, WatchStore } from './watch-port.js';
+import { limitsOf, newWatched, sameWatch, type Watched, type WatchedTenant } from './watched-collection.js';
 
-/** A tenant to keep live, with its client, knobs and key. */
-export interface WatchedTenant {
-  readonly target: TenantTarget;
-  readonly client: PartnersClient;
-  readonly knobs: WatchKnobs;
-  readonly budget: RateBudget;
-  /** Names the key (its hash, as metrics and Redis name it, never the key): the tenants on one key share one meter. */
-  readonly keyId: string;
-}
+export type { WatchedTenant } from './watched-collection.js';
 
 export interface WatchDeps {
   /** The tenants to watch; asked again at each ownership round (a reload changes them). */
@@ -71,46 +62,6 @@ const DEFAULT_OWNER_TTL_MS = 20_000;
 const TURN_READS = 7;
 /** How soon the collections of a tenant taken over from another worker are first probed (spread). */
 const TAKEOVER_SPREAD_MS = 5_000;
-
-/** One watched collection of one tenant. */
-interface Watched {
-  /** Its tenant's settings as of the last reload. */
-  tenant: WatchedTenant;
-  readonly collection: CollectionSlug;
-  readonly meter: WatchMeter;
-  pace: Pace;
-  intervalMs: number;
-  timer: NodeJS.Timeout | undefined;
-  busy: boolean;
-  /** Its tenant is no longer watched here (lost, refused, reloaded): no further turn. */
-  dropped: boolean;
-  /** Its last turn failed (logged once per spell of failures). */
-  failing: boolean;
-  /** Its last turn found a change. */
-  lastChanged: boolean;
-  /** When it was last probed (its count compared), not passed alone (ms). */
-  countedAt: number;
-  /** Where the rotation over the records the probe does not list goes on. */
-  rotation: string | null;
-  /** What a quiet turn of it reads: the probe, and a range of the rotation while the probe cannot list it all. */
-  quietReads: number;
-  lastProbeAt: string | null;
-  lastChangeAt: string | null;
-  probes: number;
-  dirty: boolean;
-  unexplained: string | null;
-}
-
-/** What a tenant's turns hold its key's watch meter to: its budget and `maxShare`. */
-const limitsOf = (t: WatchedTenant): MeterLimits => ({
-  readsPerWindow: t.budget.reads,
-  windowMs: t.budget.windowMs,
-  maxShare: t.knobs.maxShare,
-});
-
-/** Whether a tenant's new settings watch what its old ones did: the same key and collections. */
-const sameWatch = (a: WatchedTenant, b: WatchedTenant): boolean =>
-  a.keyId === b.keyId && wantedCollections(a.target).join() === wantedCollections(b.target).join();
 
 /** Everything one watch holds while it runs. */
 class Watch {
@@ -403,28 +354,7 @@ class Watch {
     const meter = this.meterOf(t);
     const collections = wantedCollections(t.target).filter((c) => routes.list.has(c));
     if (this.signal.aborted || this.watched.has(slug) || !this.owned.has(slug)) return;
-    const entries = collections.map(
-      (collection): Watched => ({
-        tenant: t,
-        collection,
-        meter,
-        pace: STILL,
-        intervalMs: 0,
-        timer: undefined,
-        busy: false,
-        dropped: false,
-        failing: false,
-        lastChanged: false,
-        countedAt: 0,
-        rotation: null,
-        quietReads: 1,
-        lastProbeAt: null,
-        lastChangeAt: null,
-        probes: 0,
-        dirty: true,
-        unexplained: null,
-      }),
-    );
+    const entries = collections.map((collection) => newWatched(t, collection, meter));
     this.watched.set(slug, { tenant: t, entries });
     this.perKey.set(t.keyId, (this.perKey.get(t.keyId) ?? 0) + entries.length);
     const idle = this.idleOf(t);
