@@ -27,7 +27,7 @@ export interface WatchOptions {
   readonly collections?: readonly CollectionSlug[];
 }
 
-/** The tenant as watch sees it: built once per client, so a reload (new clients) restarts its watch. */
+/** The tenant as watch sees it: built once per client, so a reload (new clients) brings it new settings. */
 const watchedOf = (
   cache: WeakMap<PartnersClient, WatchedTenant>,
   t: TenantSettings,
@@ -71,6 +71,7 @@ export function startWatch(app: App, opts: WatchOptions = {}): RunningWatch {
       syncDeps: (client) => appSyncDeps(app, client, stop.signal),
       rows: app.watch,
       routesOf: (slug, signal) => app.routesOf(slug, signal),
+      onReload: (listener) => app.onReload(listener),
       log: app.log.child({ part: 'watch' }),
       ...(metrics
         ? {

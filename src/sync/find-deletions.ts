@@ -3,6 +3,7 @@ import type { ListPage, Where } from '../partners/partners-client.js';
 import { VERSIONED } from '../vocabulary/collections.js';
 import type { UpstreamDoc } from '../vocabulary/ids.js';
 import { docKey } from '../vocabulary/record-key.js';
+import { type DatedRange, justAfter, rangeWhere } from './dated-range.js';
 import { keyFieldFor } from './position.js';
 import type { RowVersion } from './self-check.js';
 import { PUBLISHED, type SyncKey } from './store-port.js';
@@ -20,19 +21,6 @@ export interface SearchResult {
   readonly unpublished: number;
   readonly upserted: number;
 }
-
-/** A half-open `updatedAt` range [from, before): null is open. */
-interface Range {
-  readonly from: string | null;
-  readonly before: string;
-}
-
-const rangeWhere = (r: Range): Where => ({
-  and: [
-    ...(r.from === null ? [] : [{ updatedAt: { greater_than_equal: r.from } }]),
-    { updatedAt: { less_than: r.before } },
-  ],
-});
 
 const instant = (at: string): number => Date.parse(at);
 
@@ -58,7 +46,7 @@ class Search {
   }
 
   /** The upstream's count of records in `r` (one `limit=1` read). */
-  private async count(r: Range): Promise<number> {
+  private async count(r: DatedRange): Promise<number> {
     return (await this.list(rangeWhere(r), 1)).totalDocs;
   }
 
@@ -66,14 +54,14 @@ class Search {
    * Narrows `r` (the mirror's rows `mine`, the upstream's `upstream` records) to the ranges whose counts differ,
    * halving by the mirror's rows: one count per step, the other half's count by difference.
    */
-  async narrow(r: Range, mine: readonly RowVersion[], upstream: number): Promise<void> {
+  async narrow(r: DatedRange, mine: readonly RowVersion[], upstream: number): Promise<void> {
     this.run.checkStop();
     if (mine.length === upstream) return;
     if (Math.max(mine.length, upstream) <= LEAF_RECORDS) return this.leaf(r, mine);
     const split = splitPoint(mine);
     if (split === null) return this.leaf(r, mine);
-    const left: Range = { from: r.from, before: split };
-    const right: Range = { from: split, before: r.before };
+    const left: DatedRange = { from: r.from, before: split };
+    const right: DatedRange = { from: split, before: r.before };
     const leftUp = await this.count(left);
     const leftMine = mine.filter((m) => instant(m.updatedAt as string) < instant(split));
     const rightMine = mine.filter((m) => instant(m.updatedAt as string) >= instant(split));
@@ -82,7 +70,7 @@ class Search {
   }
 
   /** Reads a range whole and compares it record by record with the mirror's rows in it. */
-  private async leaf(r: Range, mine: readonly RowVersion[]): Promise<void> {
+  async leaf(r: DatedRange, mine: readonly RowVersion[]): Promise<void> {
     const listed = new Map<string, UpstreamDoc>();
     for (let page = 1; page <= MAX_LEAF_PAGES; page++) {
       const got = await this.list(rangeWhere(r), LEAF_RECORDS, page);
@@ -148,22 +136,31 @@ function splitPoint(mine: readonly RowVersion[]): string | null {
   return null;
 }
 
+/** What a search is asked to look at. */
+export interface SearchPlan {
+  /**
+   * Ranges known to differ (a probe or the rotation compared them id by id): each read whole and compared record by
+   * record, before any counting.
+   */
+  readonly ranges: readonly DatedRange[];
+  /** The upstream's count of the records dated up to `upTo` (inclusive), or null: no search by counting. */
+  readonly upstream: number | null;
+  readonly upTo: string;
+}
+
+const NOTHING: SearchResult = { deleted: 0, unpublished: 0, upserted: 0 };
+
+const sum = (a: SearchResult, b: SearchResult): SearchResult => ({
+  deleted: a.deleted + b.deleted,
+  unpublished: a.unpublished + b.unpublished,
+  upserted: a.upserted + b.upserted,
+});
+
 /**
- * Finds, by counting, the published records of the run's collection dated up to `upTo` (inclusive) that the mirror
- * holds and the upstream no longer lists, and tombstones them: `unpublished` when they exist upstream as drafts,
- * else `deleted`. A hard delete is invisible to `updatedAt`, and reading the whole collection costs a request per
- * page; instead the upstream's count of the range is compared with the mirror's and the range halved (by the
- * mirror's rows) down to ranges of at most 100 records that differ, about log2(n / 100) counts, then those read
- * whole. A mirror row missing from its range is looked up by id before it is tombstoned (one read per 100): one
- * edited since has moved, not gone, and its record is upserted (as are records the mirror lacked in the ranges
- * read). `upstream` is the probe's count of the records up to `upTo`: a pass since may have moved a few, which the
- * search then finds moved. Runs under the run's lease; every commit is fenced by it.
+ * What a search found, committed: the records the mirror lacked and those that moved upserted, the rows gone
+ * tombstoned (`unpublished` when they exist upstream as drafts, else `deleted`).
  */
-export async function findDeletions(run: Run, rows: WatchStore, upTo: string, upstream: number): Promise<SearchResult> {
-  const search = new Search(run, rows);
-  const whole: Range = { from: null, before: new Date(instant(upTo) + 1).toISOString() };
-  const mine = await rows.liveVersions(search.key, whole);
-  await search.narrow(whole, mine, upstream);
+async function settle(run: Run, search: Search): Promise<SearchResult> {
   const { moved, gone, unpublished } =
     search.candidates.length > 0 ? await search.sort() : { moved: [], gone: [], unpublished: [] };
   const upserts = [...search.fresh, ...moved];
@@ -181,4 +178,33 @@ export async function findDeletions(run: Run, rows: WatchStore, upTo: string, up
   run.report.deleted += deleted + unpublishedCount;
   if (unpublishedCount > 0) run.report.unpublished = (run.report.unpublished ?? 0) + unpublishedCount;
   return { deleted, unpublished: unpublishedCount, upserted };
+}
+
+/**
+ * Finds the published records of the run's collection that the mirror holds and the upstream no longer lists, and
+ * tombstones them: `unpublished` when they exist upstream as drafts, else `deleted`. First the `ranges` known to
+ * differ are read whole and compared record by record (a late create and a delete that cancel in the count are
+ * found so). Then, when `upstream` is given, the records dated up to `upTo` are searched by counting: a hard delete
+ * is invisible to `updatedAt`, and reading the whole collection costs a request per page; instead the upstream's
+ * count of the range is compared with the mirror's and the range halved (by the mirror's rows) down to ranges of at
+ * most 100 records that differ, about log2(n / 100) counts, then those read whole. A mirror row missing from its
+ * range is looked up by id before it is tombstoned (one read per 100): one edited since has moved, not gone, and
+ * its record is upserted (as are records the mirror lacked in the ranges read). `upstream` is the probe's count: a
+ * pass since may have moved a few, which the search then finds moved. Runs under the run's lease; every commit is
+ * fenced by it.
+ */
+export async function findDeletions(run: Run, rows: WatchStore, plan: SearchPlan): Promise<SearchResult> {
+  let found = NOTHING;
+  if (plan.ranges.length > 0) {
+    const search = new Search(run, rows);
+    for (const r of plan.ranges) await search.leaf(r, await rows.liveVersions(search.key, r));
+    found = await settle(run, search);
+  }
+  if (plan.upstream === null) return found;
+  const search = new Search(run, rows);
+  const whole: DatedRange = { from: null, before: justAfter(plan.upTo) };
+  const mine = await rows.liveVersions(search.key, whole);
+  if (mine.length === plan.upstream) return found;
+  await search.narrow(whole, mine, plan.upstream);
+  return sum(found, await settle(run, search));
 }

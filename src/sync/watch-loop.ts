@@ -2,29 +2,20 @@ import pLimit from 'p-limit';
 import { describeError, UnderstudyError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { type CallOptions, type PartnersClient, withCallOptions } from '../partners/partners-client.js';
-import type { RateBudget } from '../partners/rate-gate.js';
 import { type Clock, systemClock } from '../vocabulary/clock.js';
 import type { CollectionSlug } from '../vocabulary/collections.js';
 import type { TenantSlug } from '../vocabulary/ids.js';
-import type { WatchKnobs } from '../vocabulary/watch-knobs.js';
 import { leaseHolder } from './collection-lease.js';
 import type { ReadRoutes } from './discover-routes.js';
-import type { CollectionReport, SyncDeps, TenantTarget } from './sync-collection.js';
+import type { CollectionReport, SyncDeps } from './sync-collection.js';
 import { wantedCollections } from './wanted-collections.js';
 import { type TickOutcome, tickCollection } from './watch-collection.js';
 import { type Hold, WatchMeter } from './watch-meter.js';
-import { hotIntervalMs, idleIntervalMs, type Pace, paceAfter, probeIntervalMs, rateAt, STILL } from './watch-pace.js';
+import { hotIntervalMs, idleIntervalMs, paceAfter, probeIntervalMs, rateAt } from './watch-pace.js';
 import type { WatchStatusRow, WatchStore } from './watch-port.js';
+import { limitsOf, newWatched, sameWatch, type Watched, type WatchedTenant } from './watched-collection.js';
 
-/** A tenant to keep live, with its client, knobs and key. */
-export interface WatchedTenant {
-  readonly target: TenantTarget;
-  readonly client: PartnersClient;
-  readonly knobs: WatchKnobs;
-  readonly budget: RateBudget;
-  /** Names the key (its hash, as metrics and Redis name it, never the key): the tenants on one key share one meter. */
-  readonly keyId: string;
-}
+export type { WatchedTenant } from './watched-collection.js';
 
 export interface WatchDeps {
   /** The tenants to watch; asked again at each ownership round (a reload changes them). */
@@ -42,6 +33,11 @@ export interface WatchDeps {
     outcome: TickOutcome;
     report?: CollectionReport;
   }) => void;
+  /**
+   * Registers a listener called after each reload of the config: the watched tenants then follow the new settings
+   * (`tenants()`) at once, their next turns applying every knob.
+   */
+  readonly onReload?: (listener: () => void) => void;
   /** Told every few seconds of the share of each key's read budget watch used over its last window. */
   readonly onShare?: (e: { key: string; share: number }) => void;
   /** Turns under way at once, across tenants (default 16). */
@@ -59,34 +55,13 @@ const FLUSH_MS = 5_000;
  * it: a dead worker's tenants are taken over within 25 s, inside the 30 s lease period of the collections' runs.
  */
 const DEFAULT_OWNER_TTL_MS = 20_000;
-/** What a turn may cost at most, most of the time: the probe, a pass's page, a search (a count, a range, a look-up). */
-const TURN_READS = 6;
+/**
+ * What a turn may cost at most, most of the time: the probe, a range of the rotation, a pass's page, a search (a
+ * count, a range, a look-up).
+ */
+const TURN_READS = 7;
 /** How soon the collections of a tenant taken over from another worker are first probed (spread). */
 const TAKEOVER_SPREAD_MS = 5_000;
-
-/** One watched collection of one tenant. */
-interface Watched {
-  readonly tenant: WatchedTenant;
-  readonly collection: CollectionSlug;
-  readonly meter: WatchMeter;
-  pace: Pace;
-  intervalMs: number;
-  timer: NodeJS.Timeout | undefined;
-  busy: boolean;
-  /** Its tenant is no longer watched here (lost, refused, reloaded): no further turn. */
-  dropped: boolean;
-  /** Its last turn failed (logged once per spell of failures). */
-  failing: boolean;
-  /** Its last turn found a change. */
-  lastChanged: boolean;
-  /** When it was last probed (its count compared), not passed alone (ms). */
-  countedAt: number;
-  lastProbeAt: string | null;
-  lastChangeAt: string | null;
-  probes: number;
-  dirty: boolean;
-  unexplained: string | null;
-}
 
 /** Everything one watch holds while it runs. */
 class Watch {
@@ -94,15 +69,20 @@ class Watch {
   readonly holder: string;
   readonly limit: ReturnType<typeof pLimit>;
   /** The tenants this process watches now, with their collections. */
-  readonly watched = new Map<string, { readonly tenant: WatchedTenant; readonly entries: readonly Watched[] }>();
+  readonly watched = new Map<string, { tenant: WatchedTenant; readonly entries: readonly Watched[] }>();
   /** Claims made: the first one starts the tenants spread over their idle interval, later ones (takeovers) sooner. */
   claims = 0;
   /** The tenants this process holds the watch of, as of the last claim. */
   owned = new Set<TenantSlug>();
+  /** The claim under way, shared by the claiming rounds and the turns that wait for it. */
+  claiming: Promise<void> | null = null;
+  /** When the last claim that succeeded started (this process' clock): its leases last `ownerTtl` from about then. */
+  claimedAt = Number.NEGATIVE_INFINITY;
+  readonly ownerTtl: number;
   /** Tenants being started (their routes discovered), a few at a time. */
   readonly starting = new Set<string>();
   readonly starts = pLimit(8);
-  /** Watched collections per key (their idle interval shares the key's idle budget). */
+  /** The reads of a quiet turn of every watched collection, per key (their idle intervals share its idle budget). */
   readonly perKey = new Map<string, number>();
   readonly meters = new Map<string, WatchMeter>();
   /** Clients whose key was refused: their tenants are not watched until a reload gives them new clients. */
@@ -116,6 +96,7 @@ class Watch {
     this.clock = deps.clock ?? systemClock;
     this.holder = deps.holder ?? leaseHolder();
     this.limit = pLimit(deps.concurrency ?? 16);
+    this.ownerTtl = deps.ownerTtlMs ?? DEFAULT_OWNER_TTL_MS;
   }
 
   now(): number {
@@ -125,7 +106,7 @@ class Watch {
   meterOf(t: WatchedTenant): WatchMeter {
     let m = this.meters.get(t.keyId);
     if (!m) {
-      m = new WatchMeter(t.budget.reads, t.budget.windowMs, t.knobs.maxShare);
+      m = new WatchMeter(limitsOf(t));
       this.meters.set(t.keyId, m);
     }
     return m;
@@ -145,7 +126,15 @@ class Watch {
     );
   }
 
-  /** The idle interval of each collection of `t`: its key's collections over every watched tenant share it. */
+  /** Keeps what a quiet turn of `e` reads, and its key's sum of them, up to date. */
+  quietReadsOf(e: Watched, reads: number): void {
+    if (e.dropped || reads === e.quietReads) return;
+    const keyId = e.tenant.keyId;
+    this.perKey.set(keyId, (this.perKey.get(keyId) ?? 0) + reads - e.quietReads);
+    e.quietReads = reads;
+  }
+
+  /** The idle interval of each collection of `t`: the quiet turns of its key's collections share the idle budget. */
   idleOf(t: WatchedTenant): number {
     const n = this.perKey.get(t.keyId) ?? 0;
     return idleIntervalMs(t.knobs, n, (t.budget.reads * 60_000) / t.budget.windowMs);
@@ -175,6 +164,9 @@ class Watch {
    */
   async runTurn(e: Watched): Promise<void> {
     if (this.signal.aborted || e.dropped) return;
+    if (!(await this.stillOwns(e))) return;
+    // The tenant's settings as of the last reload: its maxShare and budget hold this turn.
+    e.meter.apply(limitsOf(e.tenant));
     const hold = e.meter.hold(this.now(), TURN_READS);
     if (!hold) {
       // The key's share is spent: the collections probed most often ask again first when it frees.
@@ -186,6 +178,25 @@ class Watch {
     } finally {
       e.meter.release(hold);
     }
+  }
+
+  /**
+   * Whether this process still watches `e`'s tenant. When its lease may have expired by this process' clock (no
+   * claim has succeeded for half the lease: the process was paused, stalled, or could not reach the mirror), the
+   * mirror is asked first (a claim, shared by the turns that wait for it): another worker may have taken the tenant
+   * over meanwhile, and its turns are then not this process' to make. A claim that fails leaves the turn for later.
+   */
+  async stillOwns(e: Watched): Promise<boolean> {
+    if (this.now() - this.claimedAt >= this.ownerTtl / 2) {
+      try {
+        await this.claim();
+      } catch {
+        // The claiming rounds log the failure; this turn waits for one that succeeds.
+        if (!e.dropped) this.schedule(e, Math.max(e.intervalMs, hotIntervalMs(e.tenant.knobs)));
+        return false;
+      }
+    }
+    return !e.dropped && this.owned.has(e.tenant.target.slug as TenantSlug);
   }
 
   async probeAndFollow(e: Watched, hold: Hold): Promise<void> {
@@ -206,6 +217,7 @@ class Watch {
           routes,
           signal: this.signal,
           unexplained: e.unexplained,
+          rotation: e.rotation,
           passOnly,
         },
         e.collection,
@@ -213,6 +225,8 @@ class Watch {
       outcome = tick.outcome;
       report = tick.report;
       e.unexplained = tick.unexplained;
+      e.rotation = tick.rotation;
+      if (tick.rotating !== undefined) this.quietReadsOf(e, tick.rotating ? 2 : 1);
     } catch (err) {
       if (this.signal.aborted) return;
       this.failed(e, err);
@@ -261,6 +275,27 @@ class Watch {
     e.failing = true;
   }
 
+  /**
+   * Brings the watched tenants to the config's current settings (after a reload): in place, so that each
+   * collection's next turn applies the new knobs, client and budget, and keeps its pace, rotation and what its
+   * searches could not explain. A tenant no longer watched is dropped, as is one whose key or collections changed
+   * (the next claim starts it again).
+   */
+  follow(tenants: readonly WatchedTenant[]): void {
+    if (this.signal.aborted) return;
+    const current = new Map(tenants.map((t) => [t.target.slug as string, t]));
+    for (const [slug, w] of this.watched) {
+      const t = current.get(slug);
+      if (t === w.tenant) continue;
+      if (!t || !sameWatch(t, w.tenant)) {
+        this.drop(slug);
+        continue;
+      }
+      w.tenant = t;
+      for (const e of w.entries) e.tenant = t;
+    }
+  }
+
   drop(slug: string): void {
     const w = this.watched.get(slug);
     if (!w) return;
@@ -268,23 +303,32 @@ class Watch {
       clearTimeout(e.timer);
       e.dropped = true;
     }
-    this.perKey.set(w.tenant.keyId, (this.perKey.get(w.tenant.keyId) ?? 0) - w.entries.length);
+    const reads = w.entries.reduce((n, e) => n + e.quietReads, 0);
+    this.perKey.set(w.tenant.keyId, (this.perKey.get(w.tenant.keyId) ?? 0) - reads);
     this.watched.delete(slug);
   }
 
-  /** Takes (or renews) the watch of the configured tenants; starts the ones gained, drops the ones lost. */
-  async claim(): Promise<void> {
+  /** Takes (or renews) the watch of the configured tenants, one claim at a time (a claim under way is shared). */
+  claim(): Promise<void> {
+    this.claiming ??= this.claimOnce().finally(() => {
+      this.claiming = null;
+    });
+    return this.claiming;
+  }
+
+  /** One claim: starts the tenants gained, drops the ones lost, and brings the others to the current settings. */
+  async claimOnce(): Promise<void> {
     this.claims++;
+    const started = this.now();
     const tenants = this.deps.tenants().filter((t) => !this.refused.has(t.client));
     const owned = await this.deps.rows.claimWatch(
       tenants.map((t) => t.target.slug),
       this.holder,
-      this.deps.ownerTtlMs ?? DEFAULT_OWNER_TTL_MS,
+      this.ownerTtl,
     );
-    const current = new Map(tenants.map((t) => [t.target.slug as string, t]));
-    // A reload builds each tenant's client anew: its collections start again with the new settings.
-    for (const [slug, w] of this.watched)
-      if (!owned.has(slug as TenantSlug) || current.get(slug)?.client !== w.tenant.client) this.drop(slug);
+    this.claimedAt = started;
+    for (const slug of this.watched.keys()) if (!owned.has(slug as TenantSlug)) this.drop(slug);
+    this.follow(tenants);
     this.owned = owned;
     // Started apart (a first claim may bring a thousand tenants to discover): the claim's renewals keep their pace.
     for (const t of tenants) {
@@ -310,26 +354,7 @@ class Watch {
     const meter = this.meterOf(t);
     const collections = wantedCollections(t.target).filter((c) => routes.list.has(c));
     if (this.signal.aborted || this.watched.has(slug) || !this.owned.has(slug)) return;
-    const entries = collections.map(
-      (collection): Watched => ({
-        tenant: t,
-        collection,
-        meter,
-        pace: STILL,
-        intervalMs: 0,
-        timer: undefined,
-        busy: false,
-        dropped: false,
-        failing: false,
-        lastChanged: false,
-        countedAt: 0,
-        lastProbeAt: null,
-        lastChangeAt: null,
-        probes: 0,
-        dirty: true,
-        unexplained: null,
-      }),
-    );
+    const entries = collections.map((collection) => newWatched(t, collection, meter));
     this.watched.set(slug, { tenant: t, entries });
     this.perKey.set(t.keyId, (this.perKey.get(t.keyId) ?? 0) + entries.length);
     const idle = this.idleOf(t);
@@ -358,7 +383,9 @@ class Watch {
   /** Writes what `status` shows for the collections that moved, and reports each key's share. */
   async flush(): Promise<void> {
     const rows: WatchStatusRow[] = [];
-    for (const e of this.all()) {
+    // Not while the leases may have expired (a pause): the collections may be another worker's by now.
+    const current = this.now() - this.claimedAt < this.ownerTtl / 2;
+    for (const e of current ? this.all() : []) {
       if (!e.dirty) continue;
       e.dirty = false;
       rows.push({
@@ -422,9 +449,9 @@ function every(ms: number, signal: AbortSignal, log: Logger, what: string, f: ()
  */
 export async function watchTenants(deps: WatchDeps, signal: AbortSignal): Promise<void> {
   const w = new Watch(deps, signal);
-  const ownerTtl = deps.ownerTtlMs ?? DEFAULT_OWNER_TTL_MS;
+  deps.onReload?.(() => w.follow(deps.tenants()));
   await Promise.all([
-    every(Math.max(100, Math.floor(ownerTtl / 4)), signal, deps.log, 'claiming tenants', () => w.claim()),
+    every(Math.max(100, Math.floor(w.ownerTtl / 4)), signal, deps.log, 'claiming tenants', () => w.claim()),
     every(FLUSH_MS, signal, deps.log, 'writing status', () => w.flush()),
   ]);
   await w.stop();

@@ -1,21 +1,34 @@
+/** What a meter holds watch to: the key's read budget and the share of it watch may use. */
+export interface MeterLimits {
+  readonly readsPerWindow: number;
+  readonly windowMs: number;
+  readonly maxShare: number;
+}
+
 /**
  * What watch has spent of one key's read budget: the times of its requests (probes, and the passes and searches
  * they start) over the last window. Watch asks it before each probe, so its share of the key stays within
  * `maxShare` however busy the collections are; the key's rate gate (shared in Redis) still guards the whole key.
+ * Its limits are those last applied (each turn applies its tenant's, so a reload takes effect at the next turn).
  */
 export class WatchMeter {
   private readonly sent: number[] = [];
   /** Requests held for turns under way and not sent yet. */
   private held = 0;
+  readsPerWindow = 1;
+  windowMs = 1;
   /** The most requests of watch the key's window may hold. */
-  readonly cap: number;
+  cap = 1;
 
-  constructor(
-    readonly readsPerWindow: number,
-    readonly windowMs: number,
-    maxShare: number,
-  ) {
-    this.cap = Math.max(1, Math.floor(readsPerWindow * maxShare));
+  constructor(limits: MeterLimits) {
+    this.apply(limits);
+  }
+
+  /** Holds watch to `limits` from now on (the requests already counted stay counted). */
+  apply(limits: MeterLimits): void {
+    this.readsPerWindow = limits.readsPerWindow;
+    this.windowMs = limits.windowMs;
+    this.cap = Math.max(1, Math.floor(limits.readsPerWindow * limits.maxShare));
   }
 
   private prune(now: number): void {

@@ -28,15 +28,16 @@ export function paceAfter(pace: Pace, now: number, changes: number): Pace {
 }
 
 /**
- * How often a collection is probed when nothing changes, for a key whose collections number `collections` (over
- * every watched tenant on the key): as often as 70% of `idleShare` of the key's read budget (`readsPerMinute`)
- * allows, spread evenly over them, but never more often than the hot interval. A key with few collections sees a
- * change within seconds even when quiet; one with many stays within `idleShare`, even where that makes the interval
- * longer than the `all` target can bear (the share wins; `status` shows the interval).
+ * How often a collection is probed when nothing changes, for a key whose watched collections (over every watched
+ * tenant on the key) read `quietReads` in one quiet turn each (one for the probe, one more for a range of the
+ * rotation where the probe cannot list every record): as often as 70% of `idleShare` of the key's read budget
+ * (`readsPerMinute`) allows, spread evenly over those reads, but never more often than the hot interval. A key with
+ * few collections sees a change within seconds even when quiet; one with many stays within `idleShare`, even where
+ * that makes the interval longer than the `all` target can bear (the share wins; `status` shows the interval).
  */
-export function idleIntervalMs(knobs: WatchKnobs, collections: number, readsPerMinute: number): number {
+export function idleIntervalMs(knobs: WatchKnobs, quietReads: number, readsPerMinute: number): number {
   const idleReads = Math.max(1e-9, knobs.idleShare * readsPerMinute * IDLE_MARGIN);
-  return Math.max(hotIntervalMs(knobs), (Math.max(1, collections) * 60_000) / idleReads);
+  return Math.max(hotIntervalMs(knobs), (Math.max(1, quietReads) * 60_000) / idleReads);
 }
 
 /** The shortest interval a changing collection is probed at: half the `hot` target, never under 2 s. */

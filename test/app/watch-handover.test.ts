@@ -37,14 +37,14 @@ const owners = (rig: WatchRig): Map<string, string> =>
 /** The pid a holder names (host:pid:run). */
 const pidOf = (holder: string | undefined): number => Number(holder?.split(':')[1]);
 
-/** The probes (`limit=1`, newest first) the simulator answered for a tenant's collection between two instants. */
+/** The probes (`limit=100`, newest first) the simulator answered for a tenant's collection between two instants. */
 const probesBetween = (rig: WatchRig, slug: string, c: CollectionSlug, from: number, to: number): number =>
   rig.sim.controls
     .requestLog()
     .filter(
       (e) =>
         e.tenant === slug &&
-        e.path.includes(`/${slug}/${c}?limit=1&sort=-updatedAt`) &&
+        e.path.includes(`/${slug}/${c}?limit=100&sort=-updatedAt`) &&
         Date.parse(e.at) >= from &&
         Date.parse(e.at) < to,
     ).length;

@@ -2,11 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { expect, onTestFinished } from 'vitest';
+import { expect, onTestFinished, vi } from 'vitest';
 import type { RequestLogEntry } from '../../src/sim/start-simulator.js';
 import { startSimulator } from '../../src/sim/start-simulator.js';
 import { type CollectionSlug, tableFor } from '../../src/vocabulary/collections.js';
 import { docKey } from '../../src/vocabulary/record-key.js';
+import { pgQuery } from '../helpers/postgres.js';
 import { runCli } from '../helpers/run-cli.js';
 import { tempDir } from '../helpers/sync-harness.js';
 import { startWorker } from '../helpers/understudy-process.js';
@@ -24,7 +25,12 @@ const instant = (v: unknown): string | null => (v == null ? null : new Date(Stri
  */
 export async function watchRig(
   redisUrl: string,
-  opts: { readonly records: number; readonly collections: readonly CollectionSlug[] },
+  opts: {
+    readonly records: number;
+    readonly collections: readonly CollectionSlug[];
+    /** A PostgreSQL mirror's URL instead of a SQLite file (`query` and `mirrored` then do not apply). */
+    readonly database?: string;
+  },
 ) {
   const sim = await startSimulator({ port: 0, records: opts.records, tenants: 2, ...REAL_LIMITS });
   onTestFinished(() => sim.close());
@@ -36,7 +42,7 @@ export async function watchRig(
     configPath,
     JSON.stringify({
       baseUrl: sim.url,
-      database: db,
+      database: opts.database ?? db,
       redis: { prefix: `t-${randomUUID()}` },
       watch: true,
       tenants: tenants.map((t, i) => ({
@@ -81,6 +87,16 @@ export async function watchRig(
     expect(r.code, r.stderr).toBe(0);
   };
   const worker = (...args: string[]) => startWorker(configPath, args, env);
+  /** The live holder of each tenant's watch (`watch_owners`), by tenant, on either engine. */
+  const owners = async (): Promise<Map<string, string>> => {
+    const sql = 'SELECT tenant, holder FROM watch_owners WHERE expires_at > ?';
+    const at = new Date().toISOString();
+    const rows = opts.database ? await pgQuery(opts.database, sql, [at]) : query(sql, at);
+    return new Map(rows.map((r) => [String(r.tenant), String(r.holder)]));
+  };
+  /** Resolves once both tenants' watch is held (`watch_owners`, unexpired), within 20 s. */
+  const bothWatched = () =>
+    vi.waitFor(async () => expect((await owners()).size).toBe(2), { timeout: 20_000, interval: 200 });
   return {
     sim,
     tenants,
@@ -93,6 +109,8 @@ export async function watchRig(
     expectMirrorEqualsUpstream,
     firstSync,
     worker,
+    bothWatched,
+    owners,
   };
 }
 

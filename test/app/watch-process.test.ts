@@ -43,13 +43,7 @@ describe('understudy worker with watch on, against the simulator with its real l
     const worker = rig.worker('--http', '0');
     const { port } = await worker.opsPort();
     const workerStart = Date.now();
-    await vi.waitFor(
-      () =>
-        expect(
-          rig.query('SELECT tenant FROM watch_owners WHERE expires_at > ?', new Date().toISOString()),
-        ).toHaveLength(2),
-      { timeout: 20_000, interval: 200 },
-    );
+    await rig.bothWatched();
 
     // The load: tenant A's event-instances edited every 2 s; every 15 s, edits, a create and a hard delete in
     // another collection of each tenant (tenant B's event-instances among them).

@@ -59,7 +59,7 @@ describe('watch pace', () => {
 
 describe('watch meter', () => {
   it("holds watch to maxShare of the key's window, and says how long until it may go on", () => {
-    const m = new WatchMeter(100, 60_000, 0.6);
+    const m = new WatchMeter({ readsPerWindow: 100, windowMs: 60_000, maxShare: 0.6 });
     expect(m.cap).toBe(60);
     for (let i = 0; i < 59; i++) m.count(1000 + i * 100);
     expect(m.waitFor(7000, 1)).toBe(0);
@@ -71,7 +71,7 @@ describe('watch meter', () => {
   });
 
   it('holds what turns under way may send, so turns starting together never pass the cap', () => {
-    const m = new WatchMeter(100, 60_000, 0.6);
+    const m = new WatchMeter({ readsPerWindow: 100, windowMs: 60_000, maxShare: 0.6 });
     for (let i = 0; i < 48; i++) m.count(1000);
     const a = m.hold(2000, 6);
     const b = m.hold(2000, 6);
@@ -87,5 +87,17 @@ describe('watch meter', () => {
     expect(m.hold(2200, 6)).toBeNull();
     m.release(b);
     expect(m.hold(2200, 6)).not.toBeNull();
+  });
+
+  it('applies lowered limits to the next hold, the requests already sent still counting', () => {
+    const m = new WatchMeter({ readsPerWindow: 100, windowMs: 60_000, maxShare: 0.6 });
+    for (let i = 0; i < 40; i++) m.count(1000);
+    expect(m.hold(2000, 6)).not.toBeNull();
+    m.apply({ readsPerWindow: 100, windowMs: 60_000, maxShare: 0.3 });
+    expect(m.cap).toBe(30);
+    expect(m.hold(2000, 6)).toBeNull();
+    // Once the 40 have left the window (and the first hold is given back), a turn may go again.
+    expect(m.waitFor(2000, 6)).toBe(1000 + 60_000 - 2000);
+    expect(m.used(61_001)).toBe(0);
   });
 });
