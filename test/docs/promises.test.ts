@@ -17,4 +17,9 @@ describe('the promises the docs make', () => {
     const changes = oneLine(read('docs/changes.md'));
     expect(changes).toMatch(/With watch on .*an unpublish arrives like a delete/);
   });
+
+  it('README says how long npm test takes, next to the command (issue 37, item 15)', () => {
+    const readme = read('README.md');
+    expect(readme).toMatch(/^npm test +# the test suite \(about \d+ minutes on 2 cores\)/m);
+  });
 });
