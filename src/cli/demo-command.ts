@@ -20,12 +20,13 @@ const NEXT_TITLE =
 const sh = (s: string): string => (/^[\w./:=@-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
 /**
  * The command as it was invoked, so a printed line can be pasted as is: `bin/understudy` from the project's folder
- * (after `npm ci` nothing is on PATH), the path from elsewhere below it, `understudy` when it runs from outside it.
+ * (after `npm ci` nothing is on PATH), the path below the folder it runs in, its absolute path from elsewhere, and
+ * `understudy` for an installed copy (under `node_modules`, as `npm install -g` puts it on PATH).
  */
 export function invokedAs(script: string | undefined, cwd: string): string {
-  if (!script) return 'understudy';
+  if (!script || script.split(sep).includes('node_modules')) return 'understudy';
   const rel = relative(cwd, script);
-  if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) return 'understudy';
+  if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) return script;
   return rel.includes(sep) ? rel : `.${sep}${rel}`;
 }
 

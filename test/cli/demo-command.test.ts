@@ -55,9 +55,10 @@ describe('understudy demo', () => {
     }
   }, 130_000);
 
-  it('shows itself as invoked: a path below the folder it runs in, else the name on PATH', () => {
+  it('shows itself as invoked: a path below the folder it runs in, its whole path from elsewhere, the name on PATH when installed', () => {
     expect(invokedAs('/work/p/bin/understudy', '/work/p')).toBe('bin/understudy');
     expect(invokedAs('/work/p/bin/understudy', '/work/p/bin')).toBe('./understudy');
+    expect(invokedAs('/work/p/bin/understudy', '/tmp')).toBe('/work/p/bin/understudy');
     expect(invokedAs('/usr/lib/node_modules/understudy/bin/understudy', '/home/me')).toBe('understudy');
     expect(invokedAs(undefined, '/home/me')).toBe('understudy');
   });
