@@ -241,6 +241,7 @@ class Watch {
     e.probes++;
     e.lastProbeAt = new Date(started).toISOString();
     if (changed) e.lastChangeAt = e.lastProbeAt;
+    if (outcome !== 'failed' && outcome !== 'locked') e.lastFreshAt = e.lastProbeAt;
     e.dirty = true;
     const hot = hotIntervalMs(e.tenant.knobs);
     // A change found is often the first of several: the next probe comes at the hot interval, and the rate decides
@@ -394,6 +395,7 @@ class Watch {
         holder: this.holder,
         lastProbeAt: e.lastProbeAt,
         lastChangeAt: e.lastChangeAt,
+        lastFreshAt: e.lastFreshAt,
         intervalMs: e.intervalMs,
         probes: e.probes,
       });

@@ -12,6 +12,11 @@ export interface WatchStatusRow {
   readonly lastProbeAt: string | null;
   /** When the last probe that found a change upstream was made (ISO), or null. */
   readonly lastChangeAt: string | null;
+  /**
+   * When the last probe that succeeded (quiet, or its pass and search through) was made (ISO), or null: the mirror was
+   * then as fresh as the upstream.
+   */
+  readonly lastFreshAt: string | null;
   /** The current probe interval, in milliseconds. */
   readonly intervalMs: number;
   /** Probes made by this holder. */
