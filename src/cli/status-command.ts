@@ -10,6 +10,7 @@ import { nextRuns } from '../queue/schedules.js';
 import { openWebhookQueue, WEBHOOKS_QUEUE } from '../queue/webhook-queue.js';
 import { openWritesQueue, WRITES_QUEUE } from '../queue/write-queue.js';
 import { DatabaseUnreachableError, mirrorMissing, shownDatabase } from '../store/dialect.js';
+import { WATCH_STATUS_EVERY_MS } from '../sync/watch-port.js';
 import { changeFeedStatus, formatChangeFeed, type LastCheck, type WebhookStatus } from './change-status.js';
 import { clockTime } from './clock-time.js';
 import { printHelp } from './command-help.js';
@@ -195,17 +196,24 @@ export function describeLoss(l: RedisLossReport): string {
     .join(', ');
   return (
     `Redis lost its data (flushed, or restarted without persistence): noticed at ${l.detectedAt}` +
-    `${l.lastSeenAt ? `, whole at ${l.lastSeenAt}` : ''}. Lost: ${jobs || 'unknown'} (syncs run again on their ` +
+    `${l.lastSeenAt ? `, last seen intact at ${l.lastSeenAt}` : ''}. Lost: ${jobs || 'unknown'} (syncs run again on their ` +
     `next schedule; writes that were queued keep their write_log rows and must be enqueued again). Schedules recreated: ` +
     `${l.schedulesRecreated.join(', ') || 'none'}. Rate gates held each key for one window.`
   );
 }
 
-/** A collection's watch in the table: its probe interval and last probe, or that nobody watches it now. */
+/**
+ * A collection's watch in the table: its probe interval and last probe (`every 5 s, probed 3 s ago`); once the next
+ * probe is late, since when it is due instead (`every 5 s, due 27 s ago`); or that nobody watches it now.
+ */
 function describeWatch(w: NonNullable<CollectionStatus['watch']>, now: number): string {
   if (now - Date.parse(w.updatedAt) > WATCH_STALE_MS) return `not watched since ${ago(secondsSince(w.updatedAt, now))}`;
-  const probed = w.lastProbeAt ? `, probed ${ago(secondsSince(w.lastProbeAt, now))}` : '';
-  return `every ${w.probeIntervalSeconds} s${probed}`;
+  const every = `every ${w.probeIntervalSeconds} s`;
+  if (!w.lastProbeAt) return every;
+  const due = Date.parse(w.lastProbeAt) + w.probeIntervalSeconds * 1000;
+  // A probe made when due reaches the row at the watcher's next write: only past that is it late.
+  if (now - due > WATCH_STATUS_EVERY_MS) return `${every}, due ${ago(Math.round((now - due) / 1000))}`;
+  return `${every}, probed ${ago(secondsSince(w.lastProbeAt, now))}`;
 }
 
 /** A watch row not written for this long has no live watcher (it writes every 5 s). */
