@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { migrateToLatest } from '../src/store/migrate.js';
 import { openStore } from '../src/store/open-mirror.js';
 import { openDatabase } from '../src/store/sqlite/open-database.js';
-import { PUBLISHED, type SyncKey, type SyncState } from '../src/sync/store-port.js';
+import { BLANK_SYNC_STATE, PUBLISHED, type SyncKey, type SyncState } from '../src/sync/store-port.js';
 import { parseExactJson } from '../src/vocabulary/exact-json.js';
 import { type JsonObject, tenantSlug } from '../src/vocabulary/ids.js';
 
@@ -78,7 +78,7 @@ export function makeInstances(n: number): JsonObject[] {
   return out;
 }
 
-const blank: SyncState = { cursor: null, full: null, incremental: null, lastSuccessAt: null, lastError: null };
+const blank: SyncState = BLANK_SYNC_STATE;
 
 async function viaStore(
   dir: string,

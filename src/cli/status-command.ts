@@ -10,7 +10,9 @@ import { nextRuns } from '../queue/schedules.js';
 import { openWebhookQueue, WEBHOOKS_QUEUE } from '../queue/webhook-queue.js';
 import { openWritesQueue, WRITES_QUEUE } from '../queue/write-queue.js';
 import { DatabaseUnreachableError, mirrorMissing, shownDatabase } from '../store/dialect.js';
+import { WATCH_STATUS_EVERY_MS } from '../sync/watch-port.js';
 import { changeFeedStatus, formatChangeFeed, type LastCheck, type WebhookStatus } from './change-status.js';
+import { clockTime } from './clock-time.js';
 import { printHelp } from './command-help.js';
 import { EXIT } from './exit-codes.js';
 import { formatTable } from './format-table.js';
@@ -27,12 +29,21 @@ export interface CollectionStatus {
   readonly lastSuccessAt: string | null;
   readonly lastSuccessAgeSeconds: number | null;
   readonly lastError: string | null;
+  /** When the last run failed (ISO); null with no failure, or one recorded before failures had a time. */
+  readonly lastErrorAt: string | null;
+  /**
+   * When a watch probe first found the collection as fresh as the upstream after that failure (ISO); null otherwise.
+   * Set, the failure no longer counts for `status --check` (docs/watch.md); `lastError` still says what it was.
+   */
+  readonly freshSince: string | null;
   /** The collection's watch (config `watch`, docs/watch.md); null when no worker has watched it. */
   readonly watch: {
     /** When it was last probed (ISO), or null before the first probe. */
     readonly lastProbeAt: string | null;
     /** When the last probe that found a change upstream was made (ISO), or null. */
     readonly lastChangeAt: string | null;
+    /** When the last probe that succeeded was made (ISO), or null: the mirror was then as fresh as the upstream. */
+    readonly lastFreshAt: string | null;
     /** The current probe interval, in seconds. */
     readonly probeIntervalSeconds: number;
     /** Probes made by the current watcher. */
@@ -102,10 +113,13 @@ export async function collectStatus(app: ReaderApp, opts: { readonly now?: () =>
             ? Math.max(0, Math.round((now.getTime() - Date.parse(m.lastSuccessAt)) / 1000))
             : null,
           lastError: m.lastError,
+          lastErrorAt: m.lastErrorAt,
+          freshSince: m.freshSince,
           watch: m.watch
             ? {
                 lastProbeAt: m.watch.lastProbeAt,
                 lastChangeAt: m.watch.lastChangeAt,
+                lastFreshAt: m.watch.lastFreshAt,
                 probeIntervalSeconds: Math.round(m.watch.intervalMs / 100) / 10,
                 probes: m.watch.probes,
                 holder: m.watch.holder,
@@ -182,42 +196,66 @@ export function describeLoss(l: RedisLossReport): string {
     .join(', ');
   return (
     `Redis lost its data (flushed, or restarted without persistence): noticed at ${l.detectedAt}` +
-    `${l.lastSeenAt ? `, whole at ${l.lastSeenAt}` : ''}. Lost: ${jobs || 'unknown'} (syncs run again on their ` +
+    `${l.lastSeenAt ? `, last seen intact at ${l.lastSeenAt}` : ''}. Lost: ${jobs || 'unknown'} (syncs run again on their ` +
     `next schedule; writes that were queued keep their write_log rows and must be enqueued again). Schedules recreated: ` +
     `${l.schedulesRecreated.join(', ') || 'none'}. Rate gates held each key for one window.`
   );
 }
 
-/** A collection's watch in the table: its probe interval and last probe, or that nobody watches it now. */
+/**
+ * A collection's watch in the table: its probe interval and last probe (`every 5 s, probed 3 s ago`); once the next
+ * probe is late, since when it is due instead (`every 5 s, due 27 s ago`); or that nobody watches it now.
+ */
 function describeWatch(w: NonNullable<CollectionStatus['watch']>, now: number): string {
   if (now - Date.parse(w.updatedAt) > WATCH_STALE_MS) return `not watched since ${ago(secondsSince(w.updatedAt, now))}`;
-  const probed = w.lastProbeAt ? `, probed ${ago(secondsSince(w.lastProbeAt, now))}` : '';
-  return `every ${w.probeIntervalSeconds} s${probed}`;
+  const every = `every ${w.probeIntervalSeconds} s`;
+  if (!w.lastProbeAt) return every;
+  const due = Date.parse(w.lastProbeAt) + w.probeIntervalSeconds * 1000;
+  // A probe made when due reaches the row at the watcher's next write: only past that is it late.
+  if (now - due > WATCH_STATUS_EVERY_MS) return `${every}, due ${ago(Math.round((now - due) / 1000))}`;
+  return `${every}, probed ${ago(secondsSince(w.lastProbeAt, now))}`;
 }
 
 /** A watch row not written for this long has no live watcher (it writes every 5 s). */
 const WATCH_STALE_MS = 60_000;
 const secondsSince = (iso: string, now: number) => Math.max(0, Math.round((now - Date.parse(iso)) / 1000));
 
+/**
+ * A failure a watch probe has cleared, in words that are never cut: `failed 07:43, fresh since 07:44`; null for any
+ * other collection.
+ */
+function clearedFailure(c: CollectionStatus | null, now: number): string | null {
+  if (!c?.lastError || !c.freshSince) return null;
+  const failed = c.lastErrorAt ? `failed ${clockTime(c.lastErrorAt, now)}, ` : '';
+  return `${failed}fresh since ${clockTime(c.freshSince, now)}`;
+}
+
 export function formatStatus(r: StatusReport, now = Date.now()): string {
   const watched = r.tenants.some((t) => t.collections.some((c) => c.watch !== null));
   const rows = r.tenants.flatMap((t) =>
-    (t.collections.length > 0 ? t.collections : [null]).map((c) => ({
-      tenant: t.slug,
-      collection: c?.name ?? '(nothing mirrored)',
-      live: c?.live ?? 0,
-      deleted: c?.deleted ?? 0,
-      'last success': c ? ago(c.lastSuccessAgeSeconds) : '',
-      ...(watched ? { watch: c?.watch ? describeWatch(c.watch, now) : '' } : {}),
-      'last error': c?.lastError ?? '',
-    })),
+    (t.collections.length > 0 ? t.collections : [null]).map((c) => {
+      const cleared = clearedFailure(c, now);
+      return {
+        tenant: t.slug,
+        collection: c?.name ?? '(nothing mirrored)',
+        live: c?.live ?? 0,
+        deleted: c?.deleted ?? 0,
+        'last success': c ? ago(c.lastSuccessAgeSeconds) : '',
+        ...(watched ? { watch: c?.watch ? describeWatch(c.watch, now) : '' } : {}),
+        'last error': cleared ? `${cleared}: ${c?.lastError}` : (c?.lastError ?? ''),
+        kept: cleared?.length ?? 0,
+      };
+    }),
   );
-  // The error column gets what the others leave of WIDTH, at least 12 characters.
+  // The error column gets what the others leave of WIDTH, at least 12 characters; a cleared failure's words stay.
   const others =
-    rows.length > 0 ? (formatTable(rows.map(({ 'last error': _e, ...rest }) => rest)).split('\n')[0]?.length ?? 0) : 0;
+    rows.length > 0
+      ? (formatTable(rows.map(({ 'last error': _e, kept: _k, ...rest }) => rest)).split('\n')[0]?.length ?? 0)
+      : 0;
   const room = Math.max(12, WIDTH - others - 2);
-  const clip = (e: string) => (e.length > room ? `${e.slice(0, room - 1)}…` : e);
-  const table = formatTable(rows.map((row) => ({ ...row, 'last error': clip(row['last error']) })));
+  const clip = (e: string, kept: number) =>
+    e.length <= room ? e : room - 1 > kept + 2 ? `${e.slice(0, room - 1)}…` : e.slice(0, kept);
+  const table = formatTable(rows.map(({ kept, ...row }) => ({ ...row, 'last error': clip(row['last error'], kept) })));
   const out = [`mirror: ${r.database.path}`, table, ...formatChangeFeed(r.tenants, r.webhooks), ''];
   const next = r.tenants
     .filter((t) => t.nextRun.incremental || t.nextRun.full)
@@ -258,7 +296,8 @@ export function checkStatus(r: StatusReport, maxAgeSeconds: number | null): Chec
   for (const t of r.tenants) {
     if (t.collections.length === 0) found.push({ exit: EXIT.CHECK_MISSING, text: `${t.slug}: nothing mirrored yet` });
     for (const c of t.collections) {
-      if (c.lastError)
+      // A failure a watch probe has since cleared (`freshSince`) is no finding: only its age may be.
+      if (c.lastError && !c.freshSince)
         found.push({ exit: EXIT.CHECK_FAILED, text: `${t.slug} ${c.name}: last run failed: ${c.lastError}` });
       else if (maxAgeSeconds !== null && c.lastSuccessAgeSeconds === null)
         found.push({ exit: EXIT.CHECK_STALE, text: `${t.slug} ${c.name}: no successful sync yet` });

@@ -63,6 +63,10 @@ export interface SyncStateTable {
   incr_after_id: string | null;
   last_success_at: string | null;
   last_error: string | null;
+  /** When the last failure was recorded; null with no failure, or one recorded before the column existed. */
+  last_error_at: string | null;
+  /** The variant whose pass failed (`published`, `draft`, …); null when the failure was outside a variant's pass. */
+  last_error_variant: string | null;
 }
 
 export interface SyncRunsTable {
@@ -167,6 +171,10 @@ export interface WatchStateTable {
   interval_ms: number;
   probes: number;
   updated_at: string;
+  /** When the last probe that succeeded was made (any holder's: newer wins). */
+  last_fresh_at: string | null;
+  /** The first probe that succeeded after the collection's last failure (compare with `sync_state.last_error_at`). */
+  fresh_since: string | null;
 }
 
 export type CollectionTableName =

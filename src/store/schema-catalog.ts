@@ -1,4 +1,5 @@
 import { COLLECTIONS, type CollectionSlug, tableFor } from '../vocabulary/collections.js';
+import { type ColumnNote, c, int, type RelationNote, t } from './column-note.js';
 import { TYPED_COLUMNS, type TypedColumn } from './columns.js';
 
 /**
@@ -6,32 +7,6 @@ import { TYPED_COLUMNS, type TypedColumn } from './columns.js';
  * generated part of docs/schema.md are written from. test/store/schema-catalog.test.ts checks it against a
  * migrated database, so a migration that adds a column without describing it fails there.
  */
-
-export interface ColumnNote {
-  readonly name: string;
-  /** The SQLite type as declared (PostgreSQL: `doc` is jsonb, the rest alike). */
-  readonly type: 'TEXT' | 'INTEGER' | 'REAL' | 'VARCHAR(255)' | '';
-  readonly notNull: boolean;
-  readonly meaning: string;
-}
-
-export interface RelationNote {
-  readonly name: string;
-  readonly kind: 'table' | 'view' | 'virtual table';
-  readonly about: string;
-  readonly columns: readonly ColumnNote[];
-  /** `primary key (a, b)`, `unique (a, b)` and `index_name (a, b)`, as the migrations create them. */
-  readonly indexes: readonly string[];
-}
-
-const c = (name: string, type: ColumnNote['type'], meaning: string, notNull = false): ColumnNote => ({
-  name,
-  type,
-  notNull,
-  meaning,
-});
-const t = (name: string, meaning: string, notNull = false) => c(name, 'TEXT', meaning, notNull);
-const int = (name: string, meaning: string, notNull = false) => c(name, 'INTEGER', meaning, notNull);
 
 /** The columns every collection table has, before its typed columns. */
 export const RECORD_COLUMNS: readonly ColumnNote[] = [
@@ -252,6 +227,8 @@ const BOOKKEEPING: readonly RelationNote[] = [
       t('last_success_at', 'when the last run succeeded'),
       t('last_error', 'one-line reason the last run failed'),
       t('full_started_at', 'when the full pass in progress started: rows written since are never its to tombstone'),
+      t('last_error_at', 'when the last run failed (null for a failure recorded before this column)'),
+      t('last_error_variant', 'the variant whose pass failed, or null; a watch probe clears only `published`'),
     ],
     indexes: ['primary key (tenant, collection, variant)'],
   },
@@ -442,6 +419,8 @@ const BOOKKEEPING: readonly RelationNote[] = [
       int('interval_ms', 'the current probe interval, in milliseconds', true),
       int('probes', 'probes made by this holder', true),
       t('updated_at', 'when the row was last written', true),
+      t('last_fresh_at', 'when the last probe that succeeded was made (any holder: the newer wins)'),
+      t('fresh_since', 'the first probe that succeeded after `sync_state.last_error_at`: it clears that failure'),
     ],
     indexes: ['primary key (tenant, collection)'],
   },

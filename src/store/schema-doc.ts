@@ -1,12 +1,6 @@
 import { COLLECTIONS, tableFor } from '../vocabulary/collections.js';
-import {
-  type ColumnNote,
-  DELETED_REASON,
-  LAST_CHANGE,
-  RECORD_COLUMNS,
-  type RelationNote,
-  SCHEMA_CATALOG,
-} from './schema-catalog.js';
+import type { ColumnNote, RelationNote } from './column-note.js';
+import { DELETED_REASON, LAST_CHANGE, RECORD_COLUMNS, SCHEMA_CATALOG } from './schema-catalog.js';
 
 /** Where the generated part of docs/schema.md begins and ends; the rest of the file is written by hand. */
 export const DOC_BEGIN =

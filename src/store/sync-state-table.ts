@@ -1,8 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { Position, SyncKey, SyncState } from '../sync/store-port.js';
+import { BLANK_SYNC_STATE, type Position, type SyncKey, type SyncState } from '../sync/store-port.js';
 import type { Database, SyncStateTable } from './db-schema.js';
-
-const BLANK_STATE: SyncState = { cursor: null, full: null, incremental: null, lastSuccessAt: null, lastError: null };
 
 const position = (updatedAt: string | null, id: string | null): Position | null =>
   updatedAt !== null && id !== null ? { updatedAt, id } : null;
@@ -18,7 +16,7 @@ export const syncStates = {
       .where('collection', '=', key.collection)
       .where('variant', '=', key.variant)
       .executeTakeFirst();
-    if (!r) return BLANK_STATE;
+    if (!r) return BLANK_SYNC_STATE;
     return {
       cursor: position(r.cursor_updated_at, r.cursor_id),
       full:
@@ -33,6 +31,8 @@ export const syncStates = {
       incremental: Number(r.incr_active) ? { after: position(r.incr_after_updated_at, r.incr_after_id) } : null,
       lastSuccessAt: r.last_success_at,
       lastError: r.last_error,
+      lastErrorAt: r.last_error_at,
+      lastErrorVariant: r.last_error_variant,
     };
   },
 
@@ -53,6 +53,9 @@ export const syncStates = {
       incr_after_id: s.incremental?.after?.id ?? null,
       last_success_at: s.lastSuccessAt,
       last_error: s.lastError,
+      // A run that went through clears the failure's time and variant with it (it spreads the state it read).
+      last_error_at: s.lastError === null ? null : s.lastErrorAt,
+      last_error_variant: s.lastError === null ? null : s.lastErrorVariant,
     };
     const { tenant: _t, collection: _c, variant: _v, ...rest } = row;
     await db

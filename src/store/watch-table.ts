@@ -1,4 +1,5 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import { PUBLISHED } from '../sync/store-port.js';
 import type { WatchStatusRow } from '../sync/watch-port.js';
 import type { Clock } from '../vocabulary/clock.js';
 import type { TenantSlug } from '../vocabulary/ids.js';
@@ -14,6 +15,21 @@ const chunks = <T>(xs: readonly T[]): T[][] => {
   for (let i = 0; i < xs.length; i += CHUNK) out.push(xs.slice(i, i + CHUNK));
   return out;
 };
+
+/** The last probe that succeeded, of any holder: the newer wins (a paused holder's older news, or none, loses). */
+const NEWEST_FRESH = sql<string | null>`case
+  when watch_state.last_fresh_at is null or excluded.last_fresh_at > watch_state.last_fresh_at
+  then excluded.last_fresh_at else watch_state.last_fresh_at end`;
+
+/**
+ * The first probe that succeeded after the collection's last failure (its published row in `sync_state`): kept while
+ * it is later than that failure, else the newest. `status` compares it with the failure again when it reads.
+ */
+const FRESH_SINCE = sql<string | null>`case
+  when watch_state.fresh_since > (
+    select s.last_error_at from sync_state s
+    where s.tenant = watch_state.tenant and s.collection = watch_state.collection and s.variant = ${PUBLISHED}
+  ) then watch_state.fresh_since else ${NEWEST_FRESH} end`;
 
 /**
  * The `watch_owners` and `watch_state` tables. Ownership is a lease per tenant decided in SQL (one upsert per 300
@@ -76,6 +92,8 @@ export const watchTables = {
             interval_ms: Math.round(r.intervalMs),
             probes: r.probes,
             updated_at: now,
+            last_fresh_at: r.lastFreshAt,
+            fresh_since: r.lastFreshAt,
           })),
         )
         .onConflict((oc) =>
@@ -86,6 +104,9 @@ export const watchTables = {
             interval_ms: (eb) => eb.ref('excluded.interval_ms'),
             probes: (eb) => eb.ref('excluded.probes'),
             updated_at: (eb) => eb.ref('excluded.updated_at'),
+            // Both read the row as it was: SET sees the old values on either engine.
+            last_fresh_at: NEWEST_FRESH,
+            fresh_since: FRESH_SINCE,
           }),
         )
         .execute();
@@ -101,6 +122,7 @@ export const watchTables = {
       holder: r.holder,
       lastProbeAt: r.last_probe_at,
       lastChangeAt: r.last_change_at,
+      lastFreshAt: r.last_fresh_at,
       intervalMs: Number(r.interval_ms),
       probes: Number(r.probes),
       updatedAt: r.updated_at,

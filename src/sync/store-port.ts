@@ -28,7 +28,25 @@ export interface SyncState {
   readonly incremental: { readonly after: Position | null } | null;
   readonly lastSuccessAt: string | null;
   readonly lastError: string | null;
+  /** When the last failure was recorded (ISO); kept only while `lastError` is set. */
+  readonly lastErrorAt: string | null;
+  /**
+   * The variant whose pass failed, null when the failure was outside a variant's pass (the theme-settings schema);
+   * kept only while `lastError` is set. A watch probe clears a failure of the published variant (docs/watch.md).
+   */
+  readonly lastErrorVariant: Variant | null;
 }
+
+/** The state of a (tenant, collection, variant) that never synced. */
+export const BLANK_SYNC_STATE: SyncState = {
+  cursor: null,
+  full: null,
+  incremental: null,
+  lastSuccessAt: null,
+  lastError: null,
+  lastErrorAt: null,
+  lastErrorVariant: null,
+};
 
 export interface SyncKey {
   readonly tenant: TenantSlug;
@@ -139,6 +157,13 @@ export interface MirrorStatus {
   readonly deleted: number;
   readonly lastSuccessAt: string | null;
   readonly lastError: string | null;
+  /** When the last failure was recorded; null when none, or when it was recorded before failures had a time. */
+  readonly lastErrorAt: string | null;
+  /**
+   * When a watch probe first found the collection as fresh as the upstream after its last failure (one of the
+   * published variant's pass, which watch covers); null otherwise. Decided in SQL: the later instant wins.
+   */
+  readonly freshSince: string | null;
   /** The watch of it (config `watch`), as the watching worker last wrote it; null when it was never watched. */
   readonly watch: MirrorWatch | null;
 }
@@ -148,6 +173,8 @@ export interface MirrorWatch {
   readonly holder: string;
   readonly lastProbeAt: string | null;
   readonly lastChangeAt: string | null;
+  /** When the last probe that succeeded was made (by any holder). */
+  readonly lastFreshAt: string | null;
   readonly intervalMs: number;
   readonly probes: number;
   /** When the watching worker last wrote it (every few seconds while it watches). */

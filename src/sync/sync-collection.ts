@@ -96,12 +96,16 @@ async function mirrorLeased(
   try {
     if (watched?.pass !== false)
       for (const spec of variantsFor(target, run.collection)) {
+        run.passing = spec.variant;
         if (reach.how === 'list') await syncListed(run, spec, mode);
         else if (reach.how === 'get') await syncByReference(run, spec, mode);
         else if (reach.how === 'embedded') await syncEmbedded(run, spec, mode, reach.from);
       }
+    // Watch's search compares the published rows; the theme-settings schema is no variant's (watch never reads it).
+    run.passing = watched ? PUBLISHED : null;
     if (watched) await watched.after?.(run);
     else await syncThemeSchema(run);
+    run.passing = null;
   } catch (err) {
     failure = err;
   }
@@ -131,7 +135,8 @@ async function settle(run: Run, failure: unknown, lease: Lease | null): Promise<
     // Fenced like every commit: a run that lost its lease leaves the state to the run that took it.
     const key = run.key(PUBLISHED);
     const state = await run.deps.store.getSyncState(key);
-    await run.saveState(key, { ...state, lastError: run.report.error ?? null }).catch(() => undefined);
+    const failed = { lastError: run.report.error ?? null, lastErrorAt: run.now(), lastErrorVariant: run.passing };
+    await run.saveState(key, { ...state, ...failed }).catch(() => undefined);
   }
   if (lease && !fencedOff) await run.deps.store.releaseLease(lease).catch(() => undefined);
 }

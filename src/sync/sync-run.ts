@@ -100,6 +100,11 @@ export class Run {
   readonly futureIds: string[] = [];
   /** The lease this run holds on its collection: every commit is fenced by it. */
   lease: Lease | null = null;
+  /**
+   * The variant whose pass runs (the search after a watched pass counts as the published one's); null outside the
+   * variants' passes. A failure is recorded with it: a watch probe clears only a failure of the published variant.
+   */
+  passing: Variant | null = null;
   /** This run's id (`sync_runs.run_id`, `changes.run_id`): the deps' when shared by a whole run, else its own. */
   readonly runId: string;
   constructor(

@@ -12,7 +12,7 @@ import { wantedCollections } from './wanted-collections.js';
 import { type TickOutcome, tickCollection } from './watch-collection.js';
 import { type Hold, WatchMeter } from './watch-meter.js';
 import { hotIntervalMs, idleIntervalMs, paceAfter, probeIntervalMs, rateAt } from './watch-pace.js';
-import type { WatchStatusRow, WatchStore } from './watch-port.js';
+import { WATCH_STATUS_EVERY_MS, type WatchStatusRow, type WatchStore } from './watch-port.js';
 import { limitsOf, newWatched, sameWatch, type Watched, type WatchedTenant } from './watched-collection.js';
 
 export type { WatchedTenant } from './watched-collection.js';
@@ -48,8 +48,6 @@ export interface WatchDeps {
   readonly holder?: string;
 }
 
-/** How often what `status` shows is written to the mirror, and the share reported. */
-const FLUSH_MS = 5_000;
 /**
  * How long a worker's watch of a tenant lasts unless renewed. Renewed, and asked for by the others, every quarter of
  * it: a dead worker's tenants are taken over within 25 s, inside the 30 s lease period of the collections' runs.
@@ -241,6 +239,7 @@ class Watch {
     e.probes++;
     e.lastProbeAt = new Date(started).toISOString();
     if (changed) e.lastChangeAt = e.lastProbeAt;
+    if (outcome !== 'failed' && outcome !== 'locked') e.lastFreshAt = e.lastProbeAt;
     e.dirty = true;
     const hot = hotIntervalMs(e.tenant.knobs);
     // A change found is often the first of several: the next probe comes at the hot interval, and the rate decides
@@ -394,6 +393,7 @@ class Watch {
         holder: this.holder,
         lastProbeAt: e.lastProbeAt,
         lastChangeAt: e.lastChangeAt,
+        lastFreshAt: e.lastFreshAt,
         intervalMs: e.intervalMs,
         probes: e.probes,
       });
@@ -452,7 +452,7 @@ export async function watchTenants(deps: WatchDeps, signal: AbortSignal): Promis
   deps.onReload?.(() => w.follow(deps.tenants()));
   await Promise.all([
     every(Math.max(100, Math.floor(w.ownerTtl / 4)), signal, deps.log, 'claiming tenants', () => w.claim()),
-    every(FLUSH_MS, signal, deps.log, 'writing status', () => w.flush()),
+    every(WATCH_STATUS_EVERY_MS, signal, deps.log, 'writing status', () => w.flush()),
   ]);
   await w.stop();
 }

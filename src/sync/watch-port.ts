@@ -2,6 +2,9 @@ import type { CollectionSlug } from '../vocabulary/collections.js';
 import type { TenantSlug } from '../vocabulary/ids.js';
 import type { CheckStore } from './self-check.js';
 
+/** How often a watcher writes what `status` shows of its collections (`watch_state`), and reports each key's share. */
+export const WATCH_STATUS_EVERY_MS = 5_000;
+
 /** What `status` shows of the watch of one tenant and collection (`watch_state`). */
 export interface WatchStatusRow {
   readonly tenant: TenantSlug;
@@ -12,6 +15,11 @@ export interface WatchStatusRow {
   readonly lastProbeAt: string | null;
   /** When the last probe that found a change upstream was made (ISO), or null. */
   readonly lastChangeAt: string | null;
+  /**
+   * When the last probe that succeeded (quiet, or its pass and search through) was made (ISO), or null: the mirror was
+   * then as fresh as the upstream.
+   */
+  readonly lastFreshAt: string | null;
   /** The current probe interval, in milliseconds. */
   readonly intervalMs: number;
   /** Probes made by this holder. */

@@ -41,6 +41,8 @@ export interface Watched {
   quietReads: number;
   lastProbeAt: string | null;
   lastChangeAt: string | null;
+  /** When the last probe that succeeded was made: the mirror was then as fresh as the upstream. */
+  lastFreshAt: string | null;
   probes: number;
   dirty: boolean;
   unexplained: string | null;
@@ -74,6 +76,7 @@ export const newWatched = (t: WatchedTenant, collection: CollectionSlug, meter: 
   quietReads: 1,
   lastProbeAt: null,
   lastChangeAt: null,
+  lastFreshAt: null,
   probes: 0,
   dirty: true,
   unexplained: null,

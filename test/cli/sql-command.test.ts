@@ -7,10 +7,10 @@ import { exitCodeFor } from '../../src/cli/exit-codes.js';
 import { main } from '../../src/cli/main.js';
 import { assertReadOnly, formatCsv, leadingVerb, type SqlIo, sqlCommand } from '../../src/cli/sql-command.js';
 import { openStore } from '../../src/store/open-mirror.js';
-import { PUBLISHED, type SyncState } from '../../src/sync/store-port.js';
+import { BLANK_SYNC_STATE, PUBLISHED, type SyncState } from '../../src/sync/store-port.js';
 import { tenantSlug } from '../../src/vocabulary/ids.js';
 
-const blank: SyncState = { cursor: null, full: null, incremental: null, lastSuccessAt: null, lastError: null };
+const blank: SyncState = BLANK_SYNC_STATE;
 let dir: string;
 let db: string;
 

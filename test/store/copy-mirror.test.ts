@@ -30,6 +30,8 @@ async function sourceMirror(path: string): Promise<void> {
         incremental: null,
         lastSuccessAt: '2026-01-03T00:00:00.000Z',
         lastError: null,
+        lastErrorAt: null,
+        lastErrorVariant: null,
       },
     },
   );

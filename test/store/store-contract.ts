@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { PUBLISHED, type Store, type SyncKey, type SyncState } from '../../src/sync/store-port.js';
+import { BLANK_SYNC_STATE, PUBLISHED, type Store, type SyncKey, type SyncState } from '../../src/sync/store-port.js';
 import type { Clock } from '../../src/vocabulary/clock.js';
 import type { CollectionSlug } from '../../src/vocabulary/collections.js';
 import { parseExactJson } from '../../src/vocabulary/exact-json.js';
@@ -34,7 +34,7 @@ export const normaliseRow = (row: Record<string, unknown>): Record<string, unkno
 
 const T = tenantSlug('acme');
 const key = (collection: CollectionSlug, variant = PUBLISHED): SyncKey => ({ tenant: T, collection, variant });
-const blank: SyncState = { cursor: null, full: null, incremental: null, lastSuccessAt: null, lastError: null };
+const blank: SyncState = BLANK_SYNC_STATE;
 const at = (day: number, hour = 0) => new Date(Date.UTC(2026, 0, day, hour)).toISOString();
 
 const makeInstance = (over: JsonObject = {}): JsonObject => ({
@@ -163,6 +163,8 @@ export function storeContract(engine: string, make: () => Promise<ContractMirror
           incremental: { after: null },
           lastSuccessAt: '2026-03-01T00:00:01Z',
           lastError: 'earlier failure',
+          lastErrorAt: '2026-03-01T00:00:00.500Z',
+          lastErrorVariant: PUBLISHED,
         };
         await store.write(k, { upserts: [{ id: 'a', updatedAt: at(1), title: 'A' }], next });
         expect(await store.getSyncState(k)).toEqual(next);
@@ -481,7 +483,9 @@ export function storeContract(engine: string, make: () => Promise<ContractMirror
           next: { ...blank, lastSuccessAt: at(1) },
         });
         await store.write(key('series'), { deletes: ['b'] });
-        await store.write(key('events'), { next: { ...blank, lastError: 'US_UPSTREAM_UNAVAILABLE' } });
+        await store.write(key('events'), {
+          next: { ...blank, lastError: 'US_UPSTREAM_UNAVAILABLE', lastErrorAt: at(2), lastErrorVariant: PUBLISHED },
+        });
         await store.recordRun({
           runId: 'r1',
           tenant: T,
@@ -511,6 +515,8 @@ export function storeContract(engine: string, make: () => Promise<ContractMirror
             deleted: 1,
             lastSuccessAt: at(1),
             lastError: null,
+            lastErrorAt: null,
+            freshSince: null,
             watch: null,
           },
           {
@@ -520,6 +526,8 @@ export function storeContract(engine: string, make: () => Promise<ContractMirror
             deleted: 0,
             lastSuccessAt: null,
             lastError: 'US_UPSTREAM_UNAVAILABLE',
+            lastErrorAt: at(2),
+            freshSince: null,
             watch: null,
           },
         ]);
