@@ -28,6 +28,11 @@ export interface CollectionStatus {
   readonly deleted: number;
   readonly lastSuccessAt: string | null;
   readonly lastSuccessAgeSeconds: number | null;
+  /**
+   * Seconds since the mirror of this collection was last known as fresh as the upstream: the later of its last
+   * successful run and its last successful watch probe (what `status --check --max-age` measures); null with neither.
+   */
+  readonly freshAgeSeconds: number | null;
   readonly lastError: string | null;
   /** When the last run failed (ISO); null with no failure, or one recorded before failures had a time. */
   readonly lastErrorAt: string | null;
@@ -109,9 +114,8 @@ export async function collectStatus(app: ReaderApp, opts: { readonly now?: () =>
           live: m.live,
           deleted: m.deleted,
           lastSuccessAt: m.lastSuccessAt,
-          lastSuccessAgeSeconds: m.lastSuccessAt
-            ? Math.max(0, Math.round((now.getTime() - Date.parse(m.lastSuccessAt)) / 1000))
-            : null,
+          lastSuccessAgeSeconds: ageSeconds(m.lastSuccessAt, now),
+          freshAgeSeconds: ageSeconds(latest(m.lastSuccessAt, m.watch?.lastFreshAt ?? null), now),
           lastError: m.lastError,
           lastErrorAt: m.lastErrorAt,
           freshSince: m.freshSince,
@@ -286,6 +290,14 @@ export interface CheckFinding {
   readonly text: string;
 }
 
+/** Whole seconds from `at` (ISO) to `now`, never negative; null without `at`. */
+const ageSeconds = (at: string | null, now: Date): number | null =>
+  at ? Math.max(0, Math.round((now.getTime() - Date.parse(at)) / 1000)) : null;
+
+/** The later of two ISO instants (either may be missing). */
+const latest = (a: string | null, b: string | null): string | null =>
+  a === null ? b : b === null ? a : Date.parse(a) >= Date.parse(b) ? a : b;
+
 /**
  * What `status --check` finds wrong, worst first: the mirror missing or a configured tenant with nothing in it
  * (7), a collection whose last run failed (5), a last success older than `maxAgeSeconds` or none at all (6).
@@ -299,12 +311,16 @@ export function checkStatus(r: StatusReport, maxAgeSeconds: number | null): Chec
       // A failure a watch probe has since cleared (`freshSince`) is no finding: only its age may be.
       if (c.lastError && !c.freshSince)
         found.push({ exit: EXIT.CHECK_FAILED, text: `${t.slug} ${c.name}: last run failed: ${c.lastError}` });
-      else if (maxAgeSeconds !== null && c.lastSuccessAgeSeconds === null)
+      // Fresh is the later of a successful run and a successful watch probe: a watched collection whose schedule
+      // only runs a nightly pass stays green while watch finds it as fresh as the upstream.
+      else if (maxAgeSeconds !== null && c.freshAgeSeconds === null)
         found.push({ exit: EXIT.CHECK_STALE, text: `${t.slug} ${c.name}: no successful sync yet` });
-      else if (maxAgeSeconds !== null && (c.lastSuccessAgeSeconds ?? 0) > maxAgeSeconds)
+      else if (maxAgeSeconds !== null && (c.freshAgeSeconds ?? 0) > maxAgeSeconds)
         found.push({
           exit: EXIT.CHECK_STALE,
-          text: `${t.slug} ${c.name}: last success ${ago(c.lastSuccessAgeSeconds)}, older than --max-age (${maxAgeSeconds} s)`,
+          text:
+            `${t.slug} ${c.name}: last success ${ago(c.lastSuccessAgeSeconds)}` +
+            `${c.watch?.lastFreshAt ? `, last fresh watch probe ${ago(c.freshAgeSeconds)}` : ''}, older than --max-age (${maxAgeSeconds} s)`,
         });
     }
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { type CollectionStatus, formatStatus, type StatusReport } from '../../src/cli/status-command.js';
+import { type CollectionStatus, checkStatus, formatStatus, type StatusReport } from '../../src/cli/status-command.js';
 import type { RedisLossReport } from '../../src/queue/redis-loss.js';
 
 /** The clock the table is read at: the tests drive it, nothing sleeps. */
@@ -12,6 +12,7 @@ const collection = (over: Partial<CollectionStatus> = {}): CollectionStatus => (
   deleted: 0,
   lastSuccessAt: ago(600),
   lastSuccessAgeSeconds: 600,
+  freshAgeSeconds: 600,
   lastError: null,
   lastErrorAt: null,
   freshSince: null,
@@ -96,5 +97,26 @@ describe('the words of `understudy status`', () => {
     // Another day: its date too.
     const yesterday = { ...cleared, lastErrorAt: '2026-11-25T22:10:00.000Z' };
     expect(seriesLine(yesterday)).toMatch(/ failed Nov 25 22:10, fresh since 07:44/);
+  });
+});
+
+describe('status --check --max-age with watch', () => {
+  it('measures from the later of the last successful run and the last successful watch probe', () => {
+    // The nightly full pass 7 h ago, watch finding the collection fresh 6 s ago: fresh, not stale.
+    const probed = {
+      ...watched(60, 6),
+      lastSuccessAt: ago(7 * 3600),
+      lastSuccessAgeSeconds: 7 * 3600,
+      freshAgeSeconds: 6,
+    };
+    expect(checkStatus(report([probed]), 2 * 3600)).toEqual([]);
+    // Watch stopped 3 h ago as well: stale, and the line says both.
+    const stopped = { ...probed, freshAgeSeconds: 3 * 3600 };
+    expect(checkStatus(report([stopped]), 2 * 3600)).toEqual([
+      {
+        exit: 6,
+        text: 'harbour-opera series: last success 7 h 00 min ago, last fresh watch probe 3 h 00 min ago, older than --max-age (7200 s)',
+      },
+    ]);
   });
 });
