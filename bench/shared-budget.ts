@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { enqueueSync } from '../src/app/enqueue-sync.js';
+import { errorsFailTheCalls } from '../src/queue/error-listeners.js';
 import { openSyncQueue } from '../src/queue/queues.js';
 import { startSimulator } from '../src/sim/start-simulator.js';
 import { freshDatabase } from './postgres-database.js';
@@ -132,7 +133,7 @@ export async function run(redisUrl: string, tenantCount: 1 | 2, opts: RunOptions
   writeFileSync(configPath, JSON.stringify(config));
   const workers: ChildProcess[] = [];
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
-  const queue = openSyncQueue(redis, prefix);
+  const queue = openSyncQueue(redis, prefix, errorsFailTheCalls);
   try {
     for (let i = 0; i < workerCount; i++) {
       const stderr = process.env.BENCH_DEBUG ? 'inherit' : 'ignore';

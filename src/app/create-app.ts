@@ -4,6 +4,7 @@ import { type CloseStep, closeAll } from '../close-all.js';
 import type { Config } from '../config/config-schema.js';
 import { databasePath } from '../config/database-path.js';
 import { type ResolvedTenant, resolveTenants } from '../config/resolve-tenants.js';
+import { type FailureSpell, failureSpell } from '../failure-spell.js';
 import type { Logger } from '../log.js';
 import { instrumentGate } from '../ops/instrument-gate.js';
 import type { OpsMetrics } from '../ops/metrics.js';
@@ -190,10 +191,12 @@ async function openGateRedis(
 }
 
 /**
- * One gate per key hash, wrapped here and nowhere else: instrumented (metrics). Closing closes every gate.
+ * One gate per key hash, wrapped here and nowhere else: instrumented (metrics). Beside it, the key's spell of
+ * upstream failures (src/failure-spell.ts), so that the clients of every tenant on the key say an outage once
+ * between them, and a reload's new clients carry on the spell. Closing closes every gate.
  */
 function keyGates(deps: AppDeps, redis: Redis | null, prefix: string, metrics: OpsMetrics | null) {
-  const gates = new Map<string, { gate: RateGate; windowMs: number }>();
+  const gates = new Map<string, { gate: RateGate; windowMs: number; spell: FailureSpell }>();
   const baseGate: GateFactory =
     deps.gateFor ??
     (redis
@@ -206,15 +209,16 @@ function keyGates(deps: AppDeps, redis: Redis | null, prefix: string, metrics: O
             ...(deps.signal ? { stopping: deps.signal } : {}),
           })
       : (_hash, budget) => createMemoryRateGate(budget));
-  const gateOf = (tenant: ResolvedTenant): RateGate => {
+  const keyOf = (tenant: ResolvedTenant): { readonly gate: RateGate; readonly spell: FailureSpell } => {
     const hash = keyHash(tenant.apiKey);
     let entry = gates.get(hash);
     if (!entry) {
       const gate = baseGate(hash, tenant.budget);
-      entry = { gate: metrics ? instrumentGate(gate, metrics) : gate, windowMs: tenant.budget.windowMs };
+      const windowMs = tenant.budget.windowMs;
+      entry = { gate: metrics ? instrumentGate(gate, metrics) : gate, windowMs, spell: failureSpell() };
       gates.set(hash, entry);
     }
-    return entry.gate;
+    return entry;
   };
   const close = () =>
     closeAll(
@@ -225,14 +229,14 @@ function keyGates(deps: AppDeps, redis: Redis | null, prefix: string, metrics: O
       ),
       'the rate gates',
     );
-  return { gateOf, all: () => [...gates.values()], close };
+  return { keyOf, all: () => [...gates.values()], close };
 }
 
-/** What the partners clients are built with: the one pool, the key gates, the config in force. */
+/** What the partners clients are built with: the one pool, the key gates and spells, the config in force. */
 interface ClientParts {
   readonly deps: AppDeps;
   readonly agent: Agent;
-  readonly gateOf: (tenant: ResolvedTenant) => RateGate;
+  readonly keyOf: (tenant: ResolvedTenant) => { readonly gate: RateGate; readonly spell: FailureSpell };
   readonly current: { readonly config: Config };
   readonly metrics: OpsMetrics | null;
 }
@@ -243,14 +247,14 @@ interface ClientParts {
  */
 function partnersClientFor(p: ClientParts, tenant: ResolvedTenant): PartnersClient {
   const { deps, agent, current, metrics } = p;
-  const gate = p.gateOf(tenant);
+  const { gate, spell } = p.keyOf(tenant);
   const onRequest = metrics?.upstreamRequest;
   const sent = httpTransport({ baseUrl: current.config.baseUrl, apiKey: tenant.apiKey, dispatcher: agent });
   const read = capResponseSize(current.config.maxResponseBytes)(sent);
   const timed = reportRequests(onRequest && ((e) => onRequest({ tenant: tenant.slug, ...e })))(read);
   const decoded = parseAnswers({ secret: tenant.apiKey })(throughGate(gate)(timed));
   const log = deps.log.child({ tenant: tenant.slug });
-  const send = retryRequests({ ...deps.retry, log, pauseKey: (ms) => gate.pause(ms) })(decoded);
+  const send = retryRequests({ ...deps.retry, log, spell, pauseKey: (ms) => gate.pause(ms) })(decoded);
   return partnersRoutes(tenant.slug, send, reserveAtGate(gate));
 }
 
@@ -342,7 +346,7 @@ async function createProcessApp(config: Config, env: NodeJS.ProcessEnv, deps: Ap
   try {
     const { redis, mirror, agent, gates } = await openResources(config, env, deps, steps);
     const current = { config, env };
-    const clients: ClientParts = { deps, agent, gateOf: gates.gateOf, current, metrics };
+    const clients: ClientParts = { deps, agent, keyOf: gates.keyOf, current, metrics };
     const clientFor = (t: ResolvedTenant) => partnersClientFor(clients, t);
     const tenants = tenantTable(resolved, clientFor);
     const routes = routeCache((slug) => tenants.get(slug)?.client ?? null);

@@ -15,6 +15,7 @@ import type { Logger } from '../log.js';
 import { registerChangeMetrics } from '../ops/change-metrics.js';
 import { CHECKS_QUEUE, type CheckQueue, openCheckQueue, reconcileCheckSchedules } from '../queue/check-schedules.js';
 import { closeWorker, type JobsInFlight, jobsInFlight, redisGoneWhenClosing } from '../queue/close-worker.js';
+import { warnUnlessRedisDown } from '../queue/error-listeners.js';
 import { isRedisConnectionError } from '../queue/redis-settings.js';
 import { openWebhookQueue, WEBHOOKS_QUEUE, type WebhookQueue, webhookBatchQueue } from '../queue/webhook-queue.js';
 import { checkTenant, type TenantCheck } from '../sync/self-check.js';
@@ -46,11 +47,6 @@ export interface ChangeWorker extends AsyncDisposable {
 const DAY_MS = 86_400_000;
 /** Scheduled checks of one tenant run at most this often, whatever `checkCron` says (each costs reads). */
 export const MIN_CHECK_INTERVAL_MS = 60_000;
-
-/** A connection error is the outage the app's connection already reports, once per back-off: not again here. */
-const quietly = (log: Logger, what: string) => (err: Error) => {
-  if (!isRedisConnectionError(err)) log.warn({ reason: err.message }, what);
-};
 
 /** Dispatch: when the log's end moves, when a delivery of this process ends (`nudge`), every 2 s for others'. */
 function startDispatching(app: App, batches: ReturnType<typeof webhookBatchQueue>, pollMs: number) {
@@ -158,7 +154,7 @@ function checkWorker(app: App, redis: Redis, stopping: AbortSignal, jobs: JobsIn
     prefix: app.prefix,
     concurrency: 1,
   });
-  checker.on('error', quietly(app.log, 'check worker error'));
+  checker.on('error', warnUnlessRedisDown(app.log, 'check worker error'));
   return checker;
 }
 
@@ -204,9 +200,8 @@ export async function startChangeWorker(app: App, opts: ChangeWorkerOptions = {}
   const metrics = app.metrics
     ? registerChangeMetrics(app.metrics.registry, { lastChecks: () => app.changes.lastChecks() })
     : null;
-  const webhooks = openWebhookQueue(redis, prefix);
-  const checks = openCheckQueue(redis, prefix);
-  for (const q of [webhooks, checks]) q.on('error', quietly(log, 'queue error'));
+  const webhooks = openWebhookQueue(redis, prefix, warnUnlessRedisDown(log, 'queue error'));
+  const checks = openCheckQueue(redis, prefix, warnUnlessRedisDown(log, 'queue error'));
   const dispatching = startDispatching(app, webhookBatchQueue(webhooks, opts.attempts), opts.pollMs ?? 200);
   // At shutdown, deliveries in flight get a few seconds to end, then are cut (each is tried again later).
   const cut = new AbortController();
@@ -224,7 +219,7 @@ export async function startChangeWorker(app: App, opts: ChangeWorkerOptions = {}
   const delivering = jobsInFlight(redisGone);
   const checking = jobsInFlight(redisGone);
   const deliveries = deliveryWorker(app, redis, deliverDeps, opts.backoff ?? webhookRetryDelay, delivering);
-  deliveries.on('error', quietly(log, 'webhook worker error'));
+  deliveries.on('error', warnUnlessRedisDown(log, 'webhook worker error'));
   deliveries.on('completed', dispatching.nudge);
   deliveries.on('failed', dispatching.nudge);
   const checker = checkWorker(app, redis, stopping.signal, checking);

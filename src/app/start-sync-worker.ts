@@ -7,6 +7,7 @@ import { type CloseStep, closeAll } from '../close-all.js';
 import type { Config } from '../config/config-schema.js';
 import { type Parking, parkedBy, parkingClient } from '../partners/gate-parking.js';
 import { closeWorker, type JobsInFlight, jobsInFlight, redisGoneWhenClosing } from '../queue/close-worker.js';
+import { warnUnlessRedisDown } from '../queue/error-listeners.js';
 import {
   collectionSyncPending,
   DEFAULT_RETRY,
@@ -16,7 +17,7 @@ import {
   type SyncQueue,
 } from '../queue/queues.js';
 import { type RedisLossWatch, watchRedisLoss } from '../queue/redis-loss.js';
-import { checkEvictionPolicy, isRedisConnectionError, redactRedisUrl, redisSettings } from '../queue/redis-settings.js';
+import { checkEvictionPolicy, redactRedisUrl, redisSettings } from '../queue/redis-settings.js';
 import { reconcileSchedules, schedulesFor } from '../queue/schedules.js';
 import { openWritesQueue, type WriteQueueHandle } from '../queue/write-queue.js';
 import { prerequisitesPending } from '../sync/prerequisites-pending.js';
@@ -213,9 +214,7 @@ function syncWorker(p: SyncWorkerParts): Worker {
     maxStalledCount: 2,
     autorun: true,
   });
-  w.on('error', (err) => {
-    if (!isRedisConnectionError(err)) log.warn({ reason: err.message }, 'worker error');
-  });
+  w.on('error', warnUnlessRedisDown(log, 'worker error'));
   w.on('failed', (job, err) =>
     log.warn({ jobId: job?.id, name: job?.name, attemptsMade: job?.attemptsMade, reason: err.message }, 'job failed'),
   );
@@ -277,13 +276,8 @@ export function startSyncWorker(app: App, opts: SyncWorkerOptions = {}): SyncWor
   const { log } = app;
   const redis = app.redis;
   if (!redis) throw new TypeError('startSyncWorker needs an app with Redis (createApp profile "worker")');
-  const queue = openSyncQueue(redis, app.prefix);
-  // A connection error is the outage the app's connection already reports, once per back-off: not again here.
-  queue.on('error', (err) => {
-    if (!isRedisConnectionError(err)) log.warn({ reason: err.message }, 'queue error');
-  });
-  const writesQueue = openWritesQueue(redis, app.prefix);
-  writesQueue.on('error', () => {});
+  const queue = openSyncQueue(redis, app.prefix, warnUnlessRedisDown(log, 'queue error'));
+  const writesQueue = openWritesQueue(redis, app.prefix, warnUnlessRedisDown(log, 'queue error'));
   const lockDuration = app.config.worker?.lockDurationMs ?? 30_000;
   const stopping = new AbortController();
   const p: SyncWorkerParts = {

@@ -15,9 +15,9 @@ import {
   redisGoneWhenClosing,
 } from '../queue/close-worker.js';
 import { collectionLockKey, tryCollectionLock } from '../queue/collection-lock.js';
+import { warnUnlessRedisDown } from '../queue/error-listeners.js';
 import { addCollectionJob, openSyncQueue, type SyncQueue } from '../queue/queues.js';
 import { createRecordOrder } from '../queue/redis-record-order.js';
-import { isRedisConnectionError } from '../queue/redis-settings.js';
 import { isPendingJob, openWritesQueue, WRITES_QUEUE, type WriteQueueHandle } from '../queue/write-queue.js';
 import { type SyncAfterBulkDeps, syncAfterBulkWrite } from '../sync/sync-after-bulk-write.js';
 import { reconcileWriteLog } from '../writes/reconcile-write-log.js';
@@ -211,10 +211,7 @@ function writesWorker(p: WriteWorkerParts, jobs: JobsInFlight): Worker {
     stalledInterval: opts.stalledIntervalMs ?? Math.min(30_000, lockDuration),
     maxStalledCount: opts.maxStalledCount ?? 1,
   });
-  // A connection error is the outage the app's connection already reports, once per back-off: not again here.
-  worker.on('error', (err) => {
-    if (!isRedisConnectionError(err)) log.warn({ err: describeError(err) }, 'write worker error');
-  });
+  worker.on('error', warnUnlessRedisDown(log, 'write worker error'));
   return worker;
 }
 
@@ -230,16 +227,17 @@ export async function startWriteWorker(app: App, tuning: WriteWorkerTuning = {})
   if (!redis) throw new TypeError('startWriteWorker needs an app with Redis (createApp profile "worker")');
   const opts = tuningOf(app.config, tuning);
   const stop = new AbortController();
-  const queue = openWritesQueue(redis, app.prefix);
+  const log = app.log.child({ queue: WRITES_QUEUE });
+  const queue = openWritesQueue(redis, app.prefix, warnUnlessRedisDown(log, 'queue error'));
   let syncQueue: SyncQueue | null = null;
   const p: WriteWorkerParts = {
     app,
     redis,
     opts,
-    log: app.log.child({ queue: WRITES_QUEUE }),
+    log,
     queue,
     syncQueue: () => {
-      syncQueue ??= openSyncQueue(redis, app.prefix);
+      syncQueue ??= openSyncQueue(redis, app.prefix, warnUnlessRedisDown(app.log, 'queue error'));
       return syncQueue;
     },
     stopping: opts.stopping ? AbortSignal.any([opts.stopping, stop.signal]) : stop.signal,

@@ -3,6 +3,7 @@ import { databasePath } from '../config/database-path.js';
 import { loadConfigFile } from '../config/load-config.js';
 import { describeError, UsageError } from '../errors.js';
 import { CHECKS_QUEUE, openCheckQueue } from '../queue/check-schedules.js';
+import { errorsFailTheCalls } from '../queue/error-listeners.js';
 import { openSyncQueue, SYNC_QUEUE } from '../queue/queues.js';
 import { type RedisLossReport, readLossReport } from '../queue/redis-loss.js';
 import { redactRedisUrl } from '../queue/redis-settings.js';
@@ -153,12 +154,11 @@ async function queueStatus(app: ReaderApp): Promise<QueueStatus> {
   try {
     const conn = await app.redis();
     const named = [
-      [SYNC_QUEUE, openSyncQueue(conn, prefix)],
-      [WRITES_QUEUE, openWritesQueue(conn, prefix)],
-      [WEBHOOKS_QUEUE, openWebhookQueue(conn, prefix)],
-      [CHECKS_QUEUE, openCheckQueue(conn, prefix)],
+      [SYNC_QUEUE, openSyncQueue(conn, prefix, errorsFailTheCalls)],
+      [WRITES_QUEUE, openWritesQueue(conn, prefix, errorsFailTheCalls)],
+      [WEBHOOKS_QUEUE, openWebhookQueue(conn, prefix, errorsFailTheCalls)],
+      [CHECKS_QUEUE, openCheckQueue(conn, prefix, errorsFailTheCalls)],
     ] as const;
-    for (const [, q] of named) q.on('error', () => {});
     try {
       const queues: StatusReport['queues'] = [];
       for (const [name, q] of named) {

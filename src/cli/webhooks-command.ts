@@ -4,6 +4,7 @@ import type { Config } from '../config/config-schema.js';
 import { databasePath } from '../config/database-path.js';
 import { loadConfigFile } from '../config/load-config.js';
 import { ConfigError, UnderstudyError } from '../errors.js';
+import { errorsFailTheCalls } from '../queue/error-listeners.js';
 import { listFailedWebhooks, openWebhookQueue, retryWebhook, showWebhook } from '../queue/webhook-queue.js';
 import { mirrorMissing } from '../store/dialect.js';
 import { openMirror } from '../store/open-mirror.js';
@@ -22,8 +23,7 @@ export async function webhooksCommand(argv: string[]): Promise<number> {
   if (sub === 'enable') return await enableCommand(config, args[0] as string, values.quiet === true);
 
   await using app = await createApp(config, process.env, { profile: 'queue' });
-  const queue = openWebhookQueue(app.redis, app.redisSettings.prefix);
-  queue.on('error', () => {});
+  const queue = openWebhookQueue(app.redis, app.redisSettings.prefix, errorsFailTheCalls);
   try {
     if (sub === 'failed') return await failedCommand(queue, config, values);
     if (sub === 'show') {

@@ -2,6 +2,7 @@ import type { QueueApp } from '../app/command-app.js';
 import { createApp } from '../app/create-app.js';
 import { loadConfigFile } from '../config/load-config.js';
 import { UsageError } from '../errors.js';
+import { errorsFailTheCalls } from '../queue/error-listeners.js';
 import { type FailedWrite, listFailedWrites, type RetryResult, retryWrite, showWrite } from '../queue/failed-writes.js';
 import { waitForWriteState } from '../queue/follow-write.js';
 import { createRecordOrder } from '../queue/redis-record-order.js';
@@ -38,7 +39,7 @@ export async function writesCommand(argv: string[]): Promise<number> {
   const config = loadConfigFile(values.config);
   // Redis must answer; the mirror's write log is read (retry: written) only if the mirror exists, never created.
   await using app = await createApp(config, process.env, { profile: 'queue' });
-  const queue = openWritesQueue(app.redis, app.redisSettings.prefix);
+  const queue = openWritesQueue(app.redis, app.redisSettings.prefix, errorsFailTheCalls);
   try {
     // Only `retry` writes to the log (a replayed bulk write is marked); the others read it over a read-only handle.
     if (sub === 'retry') return await retryCommand(app, queue, await app.writableWriteLog(), args, values);

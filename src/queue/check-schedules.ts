@@ -1,6 +1,7 @@
 import { type ConnectionOptions, Queue } from 'bullmq';
 import type { TenantConfig } from '../config/config-schema.js';
 import type { Logger } from '../log.js';
+import type { ErrorListener } from './error-listeners.js';
 
 /** The queue scheduled self-checks run on (one job per tenant and tick). */
 export const CHECKS_QUEUE = 'checks';
@@ -11,8 +12,9 @@ export interface CheckJobData {
 
 export type CheckQueue = Queue<CheckJobData, unknown, string>;
 
-export const openCheckQueue = (connection: ConnectionOptions, prefix: string): CheckQueue =>
-  new Queue<CheckJobData, unknown, string>(CHECKS_QUEUE, { connection, prefix });
+/** Opens the self-check queue, `onError` listening to its `error` events. */
+export const openCheckQueue = (connection: ConnectionOptions, prefix: string, onError: ErrorListener): CheckQueue =>
+  new Queue<CheckJobData, unknown, string>(CHECKS_QUEUE, { connection, prefix }).on('error', onError);
 
 const PREFIX = 'check.';
 

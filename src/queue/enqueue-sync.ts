@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { UnderstudyError } from '../errors.js';
 import { type CollectionName, type CollectionSlug, collectionNamed } from '../vocabulary/collections.js';
 import { isTenantSlug, tenantSlug } from '../vocabulary/ids.js';
+import { errorsFailTheCalls } from './error-listeners.js';
 import { addCollectionJob, addTenantJob, openSyncQueue, type SyncMode } from './queues.js';
 import { asUnderstudyError } from './redis-settings.js';
 
@@ -38,8 +39,7 @@ export interface SyncJobRequest {
  */
 export async function addSyncJob(redis: Redis, prefix: string, request: SyncJobRequest): Promise<string> {
   const req = checkSyncJobRequest(request);
-  const queue = openSyncQueue(redis, prefix);
-  queue.on('error', () => {});
+  const queue = openSyncQueue(redis, prefix, errorsFailTheCalls);
   try {
     const tenant = tenantSlug(req.tenant);
     const collections = [...new Set(req.collections)];

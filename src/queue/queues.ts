@@ -1,6 +1,7 @@
 import { type ConnectionOptions, type JobsOptions, Queue } from 'bullmq';
 import type { CollectionSlug } from '../vocabulary/collections.js';
 import type { TenantSlug } from '../vocabulary/ids.js';
+import type { ErrorListener } from './error-listeners.js';
 
 /** The one queue syncs run on. */
 export const SYNC_QUEUE = 'sync';
@@ -53,9 +54,12 @@ export const jobOptions = (retry: RetryPolicy = DEFAULT_RETRY): JobsOptions => (
   removeOnFail: { count: 500, age: 14 * 24 * 3600 },
 });
 
-/** Opens the sync queue. The connection options are BullMQ's (an ioredis instance or its options). */
-export const openSyncQueue = (connection: ConnectionOptions, prefix: string): SyncQueue =>
-  new Queue<SyncJobData, unknown, string>(SYNC_QUEUE, { connection, prefix });
+/**
+ * Opens the sync queue, `onError` listening to its `error` events (src/queue/error-listeners.ts). The connection
+ * options are BullMQ's (an ioredis instance or its options).
+ */
+export const openSyncQueue = (connection: ConnectionOptions, prefix: string, onError: ErrorListener): SyncQueue =>
+  new Queue<SyncJobData, unknown, string>(SYNC_QUEUE, { connection, prefix }).on('error', onError);
 
 /** The deduplication id of a collection sync: one waiting (plus one behind a running one) per mode. */
 export const dedupIdFor = (tenant: string, collection: string, mode: SyncMode): string =>

@@ -25,7 +25,7 @@ export function endNow(redis: Redis): void {
  * Keeps the connections duplicated from `redis` (BullMQ duplicates a worker's connection for its blocking reads)
  * while they live, each with an 'error' listener of its own, and returns them.
  */
-function followDuplicates(redis: Redis): () => readonly Redis[] {
+export function followDuplicates(redis: Redis): () => readonly Redis[] {
   const duplicates = new Set<Redis>();
   const duplicate = redis.duplicate.bind(redis);
   redis.duplicate = (...args: Parameters<Redis['duplicate']>): Redis => {
@@ -41,12 +41,17 @@ function followDuplicates(redis: Redis): () => readonly Redis[] {
 
 /**
  * When `stopping` aborts with `redis` not ready, calls `onUnreachable` (the one line that says so), then ends it
- * and every connection duplicated from it (a blocking read left waiting would hold its worker's timers, and so the
- * process, for seconds). The connection must be made with a `retryStrategy` that gives up once `stopping` has
- * aborted, so that one that drops later in the shutdown ends too, rather than holding a close.
+ * and every connection duplicated from it (`duplicates`, from followDuplicates: a blocking read left waiting would
+ * hold its worker's timers, and so the process, for seconds). The connection must be made with a `retryStrategy`
+ * that gives up once `stopping` has aborted, so that one that drops later in the shutdown ends too, rather than
+ * holding a close.
  */
-export function endWhenStoppedUnreachable(redis: Redis, stopping: AbortSignal, onUnreachable: () => void): void {
-  const duplicates = followDuplicates(redis);
+export function endWhenStoppedUnreachable(
+  redis: Redis,
+  duplicates: () => readonly Redis[],
+  stopping: AbortSignal,
+  onUnreachable: () => void,
+): void {
   const atStop = () => {
     if (redis.status === 'ready' || redis.status === 'end') return;
     onUnreachable();

@@ -3,7 +3,7 @@ import type { Config } from '../config/config-schema.js';
 import { UnderstudyError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { DEFAULT_PREFIX, DEFAULT_REDIS_URL } from './queues.js';
-import { endWhenStoppedUnreachable } from './redis-at-stop.js';
+import { endWhenStoppedUnreachable, followDuplicates } from './redis-at-stop.js';
 
 export interface RedisSettings {
   readonly url: string;
@@ -85,8 +85,10 @@ export function longLivedRedis(url: string, log: Logger, name: string, stopping?
     down = false;
     attempt = 0;
   });
+  // BullMQ's duplicates (a worker's blocking reads) get a listener of their own, whoever made the connection.
+  const duplicates = followDuplicates(redis);
   if (stopping)
-    endWhenStoppedUnreachable(redis, stopping, () =>
+    endWhenStoppedUnreachable(redis, duplicates, stopping, () =>
       log.warn(
         { redis: name, url: redactRedisUrl(url), reason, status: redis.status },
         `Redis unreachable at stop (${reason}): its connections are closed now rather than waited for; ` +

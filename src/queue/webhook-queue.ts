@@ -3,6 +3,7 @@ import type { BatchQueue } from '../changes/dispatch-webhooks.js';
 import { WEBHOOK_ATTEMPTS } from '../changes/retry-schedule.js';
 import type { WebhookBatch } from '../changes/webhook-batch.js';
 import { UnderstudyError } from '../errors.js';
+import type { ErrorListener } from './error-listeners.js';
 
 /** The queue webhook batches wait on (one job per batch; never a secret in its data). */
 export const WEBHOOKS_QUEUE = 'webhooks';
@@ -11,8 +12,9 @@ export const WEBHOOK_BACKOFF = 'webhook';
 
 export type WebhookQueue = Queue<WebhookBatch, unknown, string>;
 
-export const openWebhookQueue = (connection: ConnectionOptions, prefix: string): WebhookQueue =>
-  new Queue<WebhookBatch, unknown, string>(WEBHOOKS_QUEUE, { connection, prefix });
+/** Opens the webhook queue, `onError` listening to its `error` events. */
+export const openWebhookQueue = (connection: ConnectionOptions, prefix: string, onError: ErrorListener): WebhookQueue =>
+  new Queue<WebhookBatch, unknown, string>(WEBHOOKS_QUEUE, { connection, prefix }).on('error', onError);
 
 /** A batch's job id: its endpoint and first `seq` (every dispatching process names it alike). */
 export const webhookJobId = (endpoint: string, firstSeq: number): string => `wh.${endpoint}.${firstSeq}`;

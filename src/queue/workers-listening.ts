@@ -1,5 +1,6 @@
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { errorsFailTheCalls } from './error-listeners.js';
 import { openSyncQueue } from './queues.js';
 
 /**
@@ -17,8 +18,7 @@ export async function noWorkerOn(queue: Pick<Queue, 'name' | 'opts' | 'getWorker
  * command can queue work for it instead of doing it here. Over a connection the caller owns.
  */
 export async function workersListening(redis: Redis, prefix: string): Promise<boolean> {
-  const queue = openSyncQueue(redis, prefix);
-  queue.on('error', () => {});
+  const queue = openSyncQueue(redis, prefix, errorsFailTheCalls);
   try {
     return (await queue.getWorkersCount()) > 0;
   } finally {

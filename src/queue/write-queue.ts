@@ -28,6 +28,7 @@ import {
   type WriteJobData,
 } from '../writes/write-job.js';
 import type { WriteState } from '../writes/write-state.js';
+import { type ErrorListener, errorsFailTheCalls } from './error-listeners.js';
 import { getWriteState, type WaitForWriteOptions, waitForWriteState } from './follow-write.js';
 import { DEFAULT_PREFIX, DEFAULT_REDIS_URL } from './queues.js';
 import { createRecordOrder } from './redis-record-order.js';
@@ -50,9 +51,9 @@ export const WRITE_JOB_OPTIONS: JobsOptions = {
   removeOnFail: { age: 90 * 24 * 3600, count: 50_000 },
 };
 
-/** Opens the writes queue on a connection (an ioredis instance or its options). */
-export const openWritesQueue = (connection: Redis, prefix: string): WriteQueueHandle =>
-  new Queue<WriteJobData, unknown, string>(WRITES_QUEUE, { connection, prefix });
+/** Opens the writes queue on a connection, `onError` listening to its `error` events. */
+export const openWritesQueue = (connection: Redis, prefix: string, onError: ErrorListener): WriteQueueHandle =>
+  new Queue<WriteJobData, unknown, string>(WRITES_QUEUE, { connection, prefix }).on('error', onError);
 
 export interface WriteOptions {
   /** Same key (per tenant), same job: a second enqueue returns the first job's id and queues nothing. */
@@ -392,9 +393,7 @@ export async function createWriteQueue(opts: WriteQueueOptions = {}): Promise<Wr
   const url = opts.redisUrl ?? (process.env.REDIS_URL || DEFAULT_REDIS_URL);
   const owned = opts.connection ? null : await shortLivedRedis(url, 3000, noRetry);
   const redis = opts.connection ?? (owned as Redis);
-  const queue = openWritesQueue(redis, prefix);
-  // Errors surface on the calls that need Redis; an unheard 'error' event would end the process.
-  queue.on('error', () => {});
+  const queue = openWritesQueue(redis, prefix, errorsFailTheCalls);
   const order = createRecordOrder({ redis, prefix, isPending: (id) => isPendingJob(queue, id) });
   let closing: Promise<void> | null = null;
   const live = liveCalls(owned, url, () => closing !== null);

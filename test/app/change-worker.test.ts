@@ -16,6 +16,7 @@ import { endpointId } from '../../src/changes/webhook-endpoints.js';
 import { parseConfig } from '../../src/config/load-config.js';
 import { createLogger } from '../../src/log.js';
 import { createOpsMetrics } from '../../src/ops/metrics.js';
+import { errorsFailTheCalls } from '../../src/queue/error-listeners.js';
 import { listFailedWebhooks, openWebhookQueue, retryWebhook } from '../../src/queue/webhook-queue.js';
 import { startSimulator } from '../../src/sim/start-simulator.js';
 import { PUBLISHED } from '../../src/sync/store-port.js';
@@ -205,7 +206,7 @@ describe('signed webhooks', () => {
     );
     const worker = await startChangeWorker(h.app, { pollMs: 20, attempts: 3, backoff: () => 5, graceMs: 50 });
     onTestFinished(() => worker.close());
-    const queue = openWebhookQueue(h.app.redis as Redis, h.prefix);
+    const queue = openWebhookQueue(h.app.redis as Redis, h.prefix, errorsFailTheCalls);
     onTestFinished(() => queue.close());
     await worker.dispatch();
     await h.commit(2);

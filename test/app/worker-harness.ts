@@ -10,6 +10,7 @@ import { type SyncWorkerOptions, startSyncWorker } from '../../src/app/start-syn
 import type { Config } from '../../src/config/config-schema.js';
 import type { Logger } from '../../src/log.js';
 import type { OpsMetrics } from '../../src/ops/metrics.js';
+import { errorsFailTheCalls } from '../../src/queue/error-listeners.js';
 import { openSyncQueue, type SyncQueue } from '../../src/queue/queues.js';
 import { type SimulatorOptions, startSimulator } from '../../src/sim/start-simulator.js';
 import { tempDir } from '../helpers/sync-harness.js';
@@ -46,8 +47,7 @@ export async function workerHarness(
   const env = { W_KEY: t.key, REDIS_URL: redisUrl, LOG_LEVEL: 'info' };
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
   redis.on('error', () => {});
-  const queue: SyncQueue = openSyncQueue(redis, prefix);
-  queue.on('error', () => {});
+  const queue: SyncQueue = openSyncQueue(redis, prefix, errorsFailTheCalls);
   onTestFinished(async () => {
     await queue.close().catch(() => {});
     redis.disconnect();

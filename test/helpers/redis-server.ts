@@ -17,6 +17,8 @@ export interface TestRedis {
   restart(): Promise<void>;
   /** SIGKILLs the server: every connection fails until `restart` (data since start is lost). */
   kill(): Promise<void>;
+  /** Stops the server with its data saved: every connection is refused until `restart` brings it back, data whole. */
+  down(): Promise<void>;
 }
 
 /** What `restart` and `kill` answer on a shared server (REDIS_URL): it is not ours to stop. */
@@ -45,7 +47,15 @@ export async function startRedis(opts: { readonly own?: boolean } = {}): Promise
     const unavailable = async () => {
       throw new Error(SHARED_REDIS_REASON);
     };
-    return { url: shared, port, owned: false, stop: async () => {}, restart: unavailable, kill: unavailable };
+    return {
+      url: shared,
+      port,
+      owned: false,
+      stop: async () => {},
+      restart: unavailable,
+      kill: unavailable,
+      down: unavailable,
+    };
   }
   if (spawnSync('redis-server', ['--version']).error) {
     throw new Error('redis-server not found on PATH: install it with `apt-get install -y redis-server`');
@@ -97,6 +107,7 @@ export async function startRedis(opts: { readonly own?: boolean } = {}): Promise
       await shutdown('SAVE');
       await spawnServer();
     },
+    down: () => shutdown('SAVE'),
     kill: async () => {
       const proc = child;
       if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;

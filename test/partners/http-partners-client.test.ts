@@ -39,7 +39,7 @@ async function setup(script: Parameters<typeof startFakeUpstream>[0], over: Part
   const g = recordingGate();
   const delays: number[] = [];
   const warnings: unknown[] = [];
-  const log = { warn: (obj: unknown) => warnings.push(obj) } as unknown as Logger;
+  const log = { warn: (obj: unknown) => warnings.push(obj), debug: () => {}, info: () => {} } as unknown as Logger;
   const client = createHttpPartnersClient({
     dispatcher: testPool(),
     baseUrl: `${up.url}/`,
@@ -278,15 +278,23 @@ describe('read retries', () => {
     ['a headers timeout', { stall: 'headers' }],
     ['a body timeout', { stall: 'body' }],
     ['malformed JSON', { status: 200, body: '{"docs": [' }],
-  ] as [string, ScriptedResponse][])('retries %s with jittered exponential backoff', async (_name, fault) => {
-    const { up, client, delays, warnings } = await setup([fault, fault, ok]);
-    const page = await client.listPage(list, call());
-    expect(page.docs).toEqual([{ id: 1 }]);
-    expect(up.requests).toHaveLength(3);
-    expect(delays).toEqual([125, 250]); // floor 100·2^(n-1), plus random 0.5 × half of it
-    expect(warnings).toHaveLength(2);
-    expect(warnings[0]).toMatchObject({ attempt: 1, delayMs: 125, route: '/partners/{version}/{tenant}/series' });
-  });
+  ] as [string, ScriptedResponse][])(
+    'retries %s with jittered exponential backoff, warning once with its cause',
+    async (_name, fault) => {
+      const { up, client, delays, warnings } = await setup([fault, fault, ok]);
+      const page = await client.listPage(list, call());
+      expect(page.docs).toEqual([{ id: 1 }]);
+      expect(up.requests).toHaveLength(3);
+      expect(delays).toEqual([125, 250]); // floor 100·2^(n-1), plus random 0.5 × half of it
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toMatchObject({
+        attempt: 1,
+        delayMs: 125,
+        route: '/partners/{version}/{tenant}/series',
+        reason: expect.any(String),
+      });
+    },
+  );
 
   it('throws the last error as upstream-unavailable after the last attempt', async () => {
     const { up, client } = await setup([{ status: 502, json: { errors: [{ message: 'bad gateway' }] } }]);

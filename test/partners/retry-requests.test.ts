@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { UpstreamError } from '../../src/errors.js';
+import { failureSpell } from '../../src/failure-spell.js';
+import { networkCause } from '../../src/partners/network-cause.js';
 import { retryPolicy, retryRequests } from '../../src/partners/retry-requests.js';
 import type { Decode, Failure, Outcome, UpstreamCall } from '../../src/partners/upstream-call.js';
 
@@ -19,6 +21,19 @@ const fail = (retry: Failure['retry'], status: number, hintMs?: number): Failure
   hintMs,
 });
 
+/** A connection refused at `where`, as the transport reports it (src/partners/http-transport.ts). */
+const refusedAt = (where: string): Failure => ({
+  ok: false,
+  error: new UpstreamError(
+    'GET',
+    '/partners/{version}/{tenant}/series',
+    0,
+    networkCause('ECONNREFUSED', `http://${where}`),
+  ),
+  retry: 'not-sent',
+  status: 0,
+});
+
 /** An inner layer answering with `script` in turn (the last repeats); `sent()` counts its attempts. */
 function scripted(script: Outcome<string>[]) {
   let n = 0;
@@ -26,11 +41,16 @@ function scripted(script: Outcome<string>[]) {
   return { next, sent: () => n };
 }
 
-/** The retry layer with waits recorded instead of slept, jitter at its middle. */
+/** The retry layer with waits recorded instead of slept, jitter at its middle, and its log lines kept by level. */
 function retrying(over: Partial<Parameters<typeof retryRequests>[0]> = {}) {
   const sleeps: number[] = [];
   const pauses: number[] = [];
   const warnings: unknown[] = [];
+  const lines: { level: string; obj: unknown; msg: string }[] = [];
+  const keep = (level: string) => (obj: unknown, msg: string) => {
+    lines.push({ level, obj, msg });
+    if (level === 'warn') warnings.push(obj);
+  };
   const layer = retryRequests({
     attempts: 3,
     baseDelayMs: 100,
@@ -42,22 +62,36 @@ function retrying(over: Partial<Parameters<typeof retryRequests>[0]> = {}) {
     pauseKey: async (ms) => {
       pauses.push(ms);
     },
-    log: { warn: (obj: unknown) => warnings.push(obj) } as never,
+    log: { warn: keep('warn'), debug: keep('debug'), info: keep('info') } as never,
     ...over,
   });
-  return { layer, sleeps, pauses, warnings };
+  return { layer, sleeps, pauses, warnings, lines };
 }
 
 describe('retry layer', () => {
-  it('retries a transient read with the growing floor, warning each time, and returns the value', async () => {
-    const { layer, sleeps, warnings } = retrying();
+  it('retries a transient read with the growing floor, warning once for the same cause, and returns the value', async () => {
+    const { layer, sleeps, lines } = retrying();
     const { next, sent } = scripted([fail('transient', 503), fail('transient', 503), { ok: true, value: 'page' }]);
     expect(await layer(next)(call('GET'), open())).toBe('page');
     expect(sent()).toBe(3);
     expect(sleeps).toEqual([125, 250]);
-    expect(warnings).toEqual([
-      { attempt: 1, delayMs: 125, status: 503, route: '/partners/{version}/{tenant}/series' },
-      { attempt: 2, delayMs: 250, status: 503, route: '/partners/{version}/{tenant}/series' },
+    const route = '/partners/{version}/{tenant}/series';
+    expect(lines).toEqual([
+      {
+        level: 'warn',
+        obj: { attempt: 1, delayMs: 125, status: 503, route, reason: 'HTTP 503' },
+        msg: 'retrying upstream request',
+      },
+      {
+        level: 'debug',
+        obj: { attempt: 2, delayMs: 250, status: 503, route, reason: 'HTTP 503' },
+        msg: 'retrying upstream request',
+      },
+      {
+        level: 'info',
+        obj: { route, failures: 2, ms: expect.any(Number), reason: 'HTTP 503' },
+        msg: 'upstream requests work again',
+      },
     ]);
   });
 
@@ -113,6 +147,40 @@ describe('retry layer', () => {
       outcome: 'not-sent',
     });
     expect(sent()).toBe(1);
+  });
+
+  it('says a spell of failures on a key once, shared by the clients of the key: its cause, a new cause, its end', async () => {
+    let now = 0;
+    const spell = failureSpell(() => now);
+    const a = retrying({ spell, attempts: 4 });
+    const b = retrying({ spell, attempts: 4 });
+    const refused = refusedAt('127.0.0.1:38777');
+    // Tenant A's read meets the outage; B's two reads of the same key meet it too, then a 502 once it answers.
+    await expect(a.layer(scripted([refused]).next)(call('GET'), open())).rejects.toMatchObject({ status: 0 });
+    now = 20_000;
+    const bNext = scripted([refused, refused, fail('transient', 502), fail('final', 404), { ok: true, value: 'page' }]);
+    await expect(b.layer(bNext.next)(call('GET'), open())).rejects.toMatchObject({ status: 404 });
+    now = 40_000;
+    expect(await b.layer(bNext.next)(call('GET'), open())).toBe('page');
+    const said = [...a.lines, ...b.lines].filter((l) => l.level !== 'debug');
+    const cause = 'ECONNREFUSED at 127.0.0.1:38777: connection refused (nothing listens there)';
+    expect(said).toEqual([
+      { level: 'warn', obj: expect.objectContaining({ status: 0, reason: cause }), msg: 'retrying upstream request' },
+      {
+        level: 'warn',
+        obj: expect.objectContaining({ status: 502, reason: 'HTTP 502', previousReason: cause, failuresBefore: 6 }),
+        msg: 'retrying upstream request',
+      },
+      // 4 + 2 refused, one 502; the 404 was an answer of its own, neither a failure of the spell nor its end.
+      {
+        level: 'info',
+        obj: expect.objectContaining({ failures: 7, ms: 40_000, reason: 'HTTP 502' }),
+        msg: 'upstream requests work again',
+      },
+    ]);
+    // The last attempt of A's read was not retried: counted and thrown, not said again.
+    expect(a.lines.map((l) => l.level)).toEqual(['warn', 'debug', 'debug', 'debug']);
+    expect(a.lines[3]?.msg).toBe('upstream request failed');
   });
 
   it('checks its timing up front, with the production defaults', () => {

@@ -7,6 +7,7 @@ import { syncTenantProcessor } from '../../jobs/sync-tenant.js';
 import type { TenantConfig } from '../../src/config/config-schema.js';
 import { UnderstudyError, UpstreamError } from '../../src/errors.js';
 import { createLogger } from '../../src/log.js';
+import { errorsFailTheCalls } from '../../src/queue/error-listeners.js';
 import {
   addCollectionJob,
   collectionSyncPending,
@@ -38,7 +39,7 @@ const connect = () => {
 };
 
 const queueFor = (prefix: string): SyncQueue => {
-  const q = openSyncQueue(connect(), prefix);
+  const q = openSyncQueue(connect(), prefix, errorsFailTheCalls);
   onTestFinished(() => q.close());
   return q;
 };

@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import type { TenantConfig } from '../../src/config/config-schema.js';
 import { createLogger } from '../../src/log.js';
+import { errorsFailTheCalls } from '../../src/queue/error-listeners.js';
 import { openSyncQueue } from '../../src/queue/queues.js';
 import { nextRuns, reconcileSchedules, type ScheduleSpec, schedulesFor } from '../../src/queue/schedules.js';
 import { tenantSlug } from '../../src/vocabulary/ids.js';
@@ -21,7 +22,7 @@ const log = createLogger({ level: 'silent' });
 describe('reconcileSchedules', () => {
   it("keeps every other tenant's schedulers when one tenant's cannot be created", async () => {
     const redis = new Redis(server.url, { maxRetriesPerRequest: null });
-    const queue = openSyncQueue(redis, `t-${randomUUID()}`);
+    const queue = openSyncQueue(redis, `t-${randomUUID()}`, errorsFailTheCalls);
     onTestFinished(async () => {
       await queue.close();
       redis.disconnect();

@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
+import { errorsFailTheCalls } from '../../src/queue/error-listeners.js';
 import { openWritesQueue } from '../../src/queue/write-queue.js';
 import type { JsonObject } from '../../src/vocabulary/ids.js';
 import { workerHarness } from '../app/worker-harness.js';
@@ -54,7 +55,7 @@ describe('an editor saving a draft while a worker process updates the published 
     writeFileSync(h.configPath, JSON.stringify({ ...h.config, tenants: [{ ...h.config.tenants[0], drafts: true }] }));
     const env = h.env;
     const conn = new Redis(server.url, { maxRetriesPerRequest: null });
-    const bull = openWritesQueue(conn, h.prefix);
+    const bull = openWritesQueue(conn, h.prefix, errorsFailTheCalls);
     onTestFinished(async () => {
       await bull.close();
       await conn.quit();

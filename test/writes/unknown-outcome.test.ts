@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { errorsFailTheCalls } from '../../src/queue/error-listeners.js';
 import { retryWrite, showWrite } from '../../src/queue/failed-writes.js';
 import { createRecordOrder } from '../../src/queue/redis-record-order.js';
 import { isPendingJob, openWritesQueue } from '../../src/queue/write-queue.js';
@@ -21,7 +22,7 @@ const requests = (h: WriteHarness, method: string, path: string) =>
 /** `writes retry` as the CLI runs it, on its own connection. */
 async function retry(h: WriteHarness, jobId: string, resend = false) {
   const conn = new Redis(redis.url, { maxRetriesPerRequest: null });
-  const queue = openWritesQueue(conn, h.prefix);
+  const queue = openWritesQueue(conn, h.prefix, errorsFailTheCalls);
   const log = await openWriteLog(h.dbPath);
   try {
     const order = createRecordOrder({ redis: conn, prefix: h.prefix, isPending: (id) => isPendingJob(queue, id) });

@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
+import { errorsFailTheCalls } from '../../src/queue/error-listeners.js';
 import { openWritesQueue } from '../../src/queue/write-queue.js';
 import type { JsonObject } from '../../src/vocabulary/ids.js';
 import { workerHarness } from '../app/worker-harness.js';
@@ -72,7 +73,7 @@ describe('an update of a versioned record whose worker is killed between its req
     expect(mirrorDraft()).toMatchObject({ name: PENDING, _status: 'draft' });
 
     const conn = new Redis(server.url, { maxRetriesPerRequest: null });
-    const bull = openWritesQueue(conn, h.prefix);
+    const bull = openWritesQueue(conn, h.prefix, errorsFailTheCalls);
     onTestFinished(async () => {
       await bull.close();
       await conn.quit();

@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
+import { errorsFailTheCalls } from '../../src/queue/error-listeners.js';
 import { openWritesQueue } from '../../src/queue/write-queue.js';
 import { workerHarness } from '../app/worker-harness.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
@@ -47,7 +48,7 @@ describe('a write whose worker is killed twice', () => {
     });
     writeFileSync(h.configPath, JSON.stringify({ ...h.config, baseUrl: proxy.url }));
     const conn = new Redis(server.url, { maxRetriesPerRequest: null });
-    const bull = openWritesQueue(conn, h.prefix);
+    const bull = openWritesQueue(conn, h.prefix, errorsFailTheCalls);
     onTestFinished(async () => {
       await bull.close();
       await conn.quit();

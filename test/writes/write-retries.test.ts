@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { errorsFailTheCalls } from '../../src/queue/error-listeners.js';
 import { openWritesQueue } from '../../src/queue/write-queue.js';
 import type { JsonObject } from '../../src/vocabulary/ids.js';
 import { jobIdFor } from '../../src/writes/write-job.js';
@@ -240,7 +241,7 @@ describe('unknown outcomes', () => {
     });
     // As a worker killed mid-request leaves them: progress says an attempt was being sent.
     const conn = new Redis(redis.url, { maxRetriesPerRequest: null });
-    const queue = openWritesQueue(conn, h.prefix);
+    const queue = openWritesQueue(conn, h.prefix, errorsFailTheCalls);
     try {
       for (const j of [made, fresh]) await (await queue.getJob(j))?.updateProgress({ attempts: 1, sending: true });
     } finally {
