@@ -35,7 +35,12 @@ function watcher(h: Harness, routes: ReadRoutes, holder: string, probes: string[
   };
   const stop = new AbortController();
   const done = watchTenants(deps, stop.signal);
-  return { stop: () => (stop.abort(), done) };
+  return {
+    stop: () => {
+      stop.abort();
+      return done;
+    },
+  };
 }
 
 describe('watch loop', () => {
