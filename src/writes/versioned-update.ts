@@ -79,7 +79,7 @@ export const pick = (doc: UpstreamDoc, keys: Iterable<string>): JsonObject => {
 };
 
 /** Deep equality of JSON values (object key order ignored). */
-export function sameJson(a: JsonValue | undefined, b: JsonValue | undefined): boolean {
+function sameJson(a: JsonValue | undefined, b: JsonValue | undefined): boolean {
   if (a === b) return true;
   if (Array.isArray(a) || Array.isArray(b)) {
     if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
@@ -97,7 +97,7 @@ export function sameJson(a: JsonValue | undefined, b: JsonValue | undefined): bo
 const LOCALE_CODE = /^[a-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*$/;
 
 /** Whether a value read with `locale=all` holds one value per locale (a localized field): every key a locale code. */
-export const isLocaleMap = (v: JsonValue | undefined): v is JsonObject =>
+const isLocaleMap = (v: JsonValue | undefined): v is JsonObject =>
   isJsonObject(v) && Object.keys(v).length > 0 && Object.keys(v).every((k) => k !== 'id' && LOCALE_CODE.test(k));
 
 /**
