@@ -13,6 +13,7 @@ import type { OpsMetrics } from '../../src/ops/metrics.js';
 import { errorsFailTheCalls } from '../../src/queue/error-listeners.js';
 import { openSyncQueue, type SyncQueue } from '../../src/queue/queues.js';
 import { type SimulatorOptions, startSimulator } from '../../src/sim/start-simulator.js';
+import { runCli } from '../helpers/run-cli.js';
 import { tempDir } from '../helpers/sync-harness.js';
 import { startWorker } from '../helpers/understudy-process.js';
 
@@ -78,7 +79,13 @@ export async function workerHarness(
     });
     return jobId;
   };
-  return { sim, tenant: t, db, prefix, config, configPath, env, queue, rows, state, worker, syncUnderway };
+  /** `understudy enqueue --config <its config> …args`, as an app would run it; returns the job id (exit 0 asserted). */
+  const enqueue = async (...args: string[]): Promise<string> => {
+    const r = await runCli(['enqueue', '--config', configPath, ...args], { env });
+    expect(r.code, r.stderr).toBe(0);
+    return r.stdout.trim().split('\n').pop() as string;
+  };
+  return { sim, tenant: t, db, prefix, config, configPath, env, queue, rows, state, worker, syncUnderway, enqueue };
 }
 
 /**

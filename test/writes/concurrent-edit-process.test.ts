@@ -73,26 +73,18 @@ describe('an editor saving a draft while a worker process updates the published 
       match: { method: 'PUT', path: `organizations/${id}?depth=0` },
     });
     const t0 = Date.now();
-    const enq = await runCli(
-      [
-        'enqueue',
-        '--config',
-        h.configPath,
-        '--tenant',
-        slug,
-        '--op',
-        'update',
-        '--collection',
-        'organizations',
-        '--id',
-        id,
-        '--body',
-        '{"type":"presenter"}',
-      ],
-      { env },
+    const jobId = await h.enqueue(
+      '--tenant',
+      slug,
+      '--op',
+      'update',
+      '--collection',
+      'organizations',
+      '--id',
+      id,
+      '--body',
+      '{"type":"presenter"}',
     );
-    expect(enq.code, enq.stderr).toBe(0);
-    const jobId = enq.stdout.trim().split('\n').pop() as string;
     const ofRecord = () =>
       h.sim.controls.requestLog().filter((e) => Date.parse(e.at) >= t0 && e.path.includes(`/organizations/${id}`));
     // The editor saves as soon as the worker's read of the draft (a) or its first PUT (b) has been answered.

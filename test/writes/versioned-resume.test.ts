@@ -79,26 +79,18 @@ describe('an update of a versioned record whose worker is killed between its req
       await conn.quit();
     });
     const a = startWorker(h.configPath, [], env);
-    const enq = await runCli(
-      [
-        'enqueue',
-        '--config',
-        h.configPath,
-        '--tenant',
-        slug,
-        '--op',
-        'update',
-        '--collection',
-        'organizations',
-        '--id',
-        id,
-        '--body',
-        JSON.stringify({ type: 'presenter' }),
-      ],
-      { env },
+    const jobId = await h.enqueue(
+      '--tenant',
+      slug,
+      '--op',
+      'update',
+      '--collection',
+      'organizations',
+      '--id',
+      id,
+      '--body',
+      JSON.stringify({ type: 'presenter' }),
     );
-    expect(enq.code, enq.stderr).toBe(0);
-    const jobId = enq.stdout.trim().split('\n').pop() as string;
     await vi.waitFor(() => expect(held).not.toBeNull(), { timeout: 30_000, interval: 20 });
     // The publishing request landed: the editor's pending draft is superseded upstream.
     expect(h.sim.controls.docs(slug, 'organizations', { draft: true }).find((d) => d.id === id)).toMatchObject({
