@@ -2,6 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collect } from '../helpers/run-cli.js';
+import { checkAnswer } from './answer-check.js';
 import { call, type RunningServe, type ServeRig, serveRig } from './serve-rig.js';
 
 // An app in another language: a Python 3 script using the standard library only (fixtures/python-client.py)
@@ -51,6 +52,16 @@ describe('a Python client (urllib only) of serve', () => {
     expect(r.code, r.stderr).toBe(0);
     const seen = JSON.parse(r.stdout.trim().split('\n').pop() as string) as Seen;
     const id = seen.first.body.id;
+    // What Python received fits the OpenAPI document too.
+    const path = `/partners/2026-02/${rig.a}/event-instances/${ei}`;
+    const json = (location?: string | null) => ({
+      'content-type': 'application/json',
+      location: location ?? undefined,
+    });
+    checkAnswer('PATCH', path, seen.first.status, json(seen.first.location), seen.first.body);
+    checkAnswer('PATCH', path, seen.again.status, json(`/v1/writes/${id}`), seen.again.body);
+    checkAnswer('GET', `/v1/writes/${id}`, seen.followed.status, json(), seen.followed.body);
+    checkAnswer('PATCH', path, seen.waited.status, json(seen.waited.location), seen.waited.body);
 
     expect(seen.first.status).toBe(202);
     expect(seen.first.body).toEqual({ id, state: expect.any(String), links: { self: `/v1/writes/${id}` } });

@@ -10,6 +10,7 @@ import { type Simulator, startSimulator } from '../../src/sim/start-simulator.js
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { type CliResult, runCli } from '../helpers/run-cli.js';
 import { startUnderstudy, type UnderstudyProcess } from '../helpers/understudy-process.js';
+import { checkAnswer } from './answer-check.js';
 
 // One rig per test file, made in beforeAll and closed in afterAll: a Redis of its own, a simulator with two tenants
 // (limits off), a config whose api.tokens are four tokens of known tenants and scopes (their values in an env file,
@@ -220,8 +221,11 @@ export async function call(
   else if (init.token !== undefined) headers.authorization = `Bearer ${init.token}`;
   const body = init.raw ?? (init.body === undefined ? undefined : JSON.stringify(init.body));
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(url, { method: init.method ?? 'GET', headers, ...(body !== undefined ? { body } : {}) });
+  const method = init.method ?? 'GET';
+  const res = await fetch(url, { method, headers, ...(body !== undefined ? { body } : {}) });
   const text = await res.text();
+  // Every answer a test receives fits the OpenAPI document.
+  checkAnswer(method, new URL(url).pathname, res.status, res.headers, text === '' ? undefined : text);
   let parsed: unknown = text;
   try {
     parsed = JSON.parse(text);
@@ -260,6 +264,10 @@ export interface OpenStream {
   readonly ended: Promise<void>;
 }
 
+const never = async (): Promise<StreamEvent> => {
+  throw new Error('the stream was refused: no event will come');
+};
+
 /** Opens the change stream with a token, resuming after `lastEventId` when given. */
 export async function openStream(url: string, token: string, lastEventId?: number, query = ''): Promise<OpenStream> {
   const ctl = new AbortController();
@@ -271,7 +279,24 @@ export async function openStream(url: string, token: string, lastEventId?: numbe
     },
     signal: ctl.signal,
   });
+  const path = new URL(`${url}/v1/changes/stream`).pathname;
   const events: StreamEvent[] = [];
+  if (res.status !== 200) {
+    // A refusal is a whole problem+json answer: checked against the document as it is.
+    const text = await res.text();
+    checkAnswer('GET', path, res.status, res.headers, text);
+    return {
+      status: res.status,
+      headers: res.headers,
+      events,
+      ended: Promise.resolve(),
+      until: never,
+      close: () => {},
+    };
+  }
+  checkAnswer('GET', path, res.status, res.headers, '');
+  /** The first event that did not fit the document: `until` throws it. */
+  let misfit: Error | undefined;
   const ended = (async () => {
     if (!res.body) return;
     const decoder = new TextDecoder();
@@ -289,8 +314,16 @@ export async function openStream(url: string, token: string, lastEventId?: numbe
               .filter((l) => l !== '' && !l.startsWith(':'))
               .map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 1).replace(/^ /, '')]),
           ) as Record<string, string>;
-          if (fields.data !== undefined)
-            events.push({ id: fields.id ?? '', data: JSON.parse(fields.data) as StreamEvent['data'] });
+          if (fields.data !== undefined) {
+            const data = JSON.parse(fields.data) as StreamEvent['data'];
+            // Each event's data is a change as the document describes it (one row of GET /v1/changes).
+            try {
+              checkAnswer('GET', '/v1/changes', 200, { 'content-type': 'application/json' }, [data]);
+            } catch (err) {
+              misfit ??= err as Error;
+            }
+            events.push({ id: fields.id ?? '', data });
+          }
           cut = buf.indexOf('\n\n');
         }
       }
@@ -312,6 +345,7 @@ export async function openStream(url: string, token: string, lastEventId?: numbe
         },
         { timeout: timeoutMs, interval: 25 },
       );
+      if (misfit) throw misfit;
       return hit as StreamEvent;
     },
     close: () => ctl.abort(),
