@@ -52,6 +52,8 @@ export interface RunningServe {
 const HEARTBEAT_MS = 15_000;
 /** Time requests in flight get to finish on SIGTERM before their connections are dropped. */
 const DEFAULT_GRACE_MS = 3000;
+/** How often, while stopping, connections whose requests have finished are dropped. */
+const IDLE_SWEEP_MS = 50;
 
 /** Where serve processes say they are alive: a sorted set of `{host, pid, url}` scored by the last time. */
 export const serveProcessesKey = (prefix: string): string => `${prefix}:serve:processes`;
@@ -169,10 +171,14 @@ export async function startServe(opts: StartServeOptions): Promise<RunningServe>
         stopping.abort();
         clearInterval(heartbeat);
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        // server.close() drops the connections idle now; one whose request ends later (a stream, a wait) stays open
+        // as keep-alive until the grace is over unless it is dropped once idle too.
+        const sweep = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);
         server.closeIdleConnections();
         const timer = setTimeout(() => server.closeAllConnections(), graceMs);
         await closed;
         clearTimeout(timer);
+        clearInterval(sweep);
         await closeAll(
           [
             () => sighup.close(),
