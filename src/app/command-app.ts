@@ -169,6 +169,9 @@ export async function createQueueApp(
     () => (exists() ? openMirrorReader(b.databasePath) : Promise.resolve(null)),
     (m) => m.close(),
   );
-  const writableWriteLog = r.onceThere(async () => (exists() ? openWriteLog(b.databasePath) : null), (w) => w.close());
+  const writableWriteLog = r.onceThere(
+    async () => (exists() ? openWriteLog(b.databasePath) : null),
+    (w) => w.close(),
+  );
   return { ...b, redis, mirror, writableWriteLog, close: r.close, [Symbol.asyncDispose]: r.close };
 }

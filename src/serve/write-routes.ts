@@ -112,7 +112,8 @@ async function outcomeAnswer(ctx: ServeContext, s: WriteState, draft: boolean, h
   }
   const doc = await mirroredRecord(ctx, s, draft);
   const body =
-    doc ?? (s.op === 'bulk' ? { ...s.summary, failures: s.failures ?? [] } : { id: s.resultId ?? s.recordId, state: s.state });
+    doc ??
+    (s.op === 'bulk' ? { ...s.summary, failures: s.failures ?? [] } : { id: s.resultId ?? s.recordId, state: s.state });
   return new Response(JSON.stringify(body), {
     status: s.op === 'create' ? 201 : 200,
     headers: { 'content-type': 'application/json', ...headers },
