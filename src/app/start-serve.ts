@@ -19,6 +19,7 @@ import type { ServeContext, ServeEnv } from '../serve/serve-context.js';
 import { serveMetrics } from '../serve/serve-metrics.js';
 import { resolveServeTokens, type ServeToken } from '../serve/serve-tokens.js';
 import { tokenRateLimit } from '../serve/token-rate-limit.js';
+import { wallClock } from '../sync/schedule-clock.js';
 import { tenantSlug } from '../vocabulary/ids.js';
 import { DEFAULT_MAX_BODY_BYTES } from '../writes/validate-write.js';
 import { createApp } from './create-app.js';
@@ -158,8 +159,7 @@ export async function startServe(opts: StartServeOptions): Promise<RunningServe>
       .catch((err: unknown) => opts.log.warn({ err: String(err) }, 'serve heartbeat not written'));
   };
   await beat();
-  const heartbeat = setInterval(() => void beat(), HEARTBEAT_MS);
-  heartbeat.unref();
+  const heartbeat = wallClock.every(HEARTBEAT_MS, () => void beat());
   opts.log.info({ url, tokens: current.tokens.map((t) => t.name) }, 'serve listening');
   let closing: Promise<void> | null = null;
   return {
@@ -169,16 +169,16 @@ export async function startServe(opts: StartServeOptions): Promise<RunningServe>
     close(graceMs = DEFAULT_GRACE_MS) {
       closing ??= (async () => {
         stopping.abort();
-        clearInterval(heartbeat);
+        await heartbeat.stop();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         // server.close() drops the connections idle now; one whose request ends later (a stream, a wait) stays open
         // as keep-alive until the grace is over unless it is dropped once idle too.
-        const sweep = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);
+        const sweep = wallClock.every(IDLE_SWEEP_MS, () => server.closeIdleConnections());
         server.closeIdleConnections();
         const timer = setTimeout(() => server.closeAllConnections(), graceMs);
         await closed;
         clearTimeout(timer);
-        clearInterval(sweep);
+        await sweep.stop();
         await closeAll(
           [
             () => sighup.close(),
