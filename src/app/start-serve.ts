@@ -13,6 +13,7 @@ import { createOpsMetrics } from '../ops/metrics.js';
 import { redisCheck, runChecks } from '../ops/readiness.js';
 import { errorsFailTheCalls } from '../queue/error-listeners.js';
 import { createRecordOrder } from '../queue/redis-record-order.js';
+import { serveProcessesKey } from '../queue/serve-processes.js';
 import { createWriteQueue, isPendingJob, openWritesQueue } from '../queue/write-queue.js';
 import { serveApp } from '../serve/serve-app.js';
 import type { ServeContext, ServeEnv } from '../serve/serve-context.js';
@@ -52,9 +53,6 @@ export interface RunningServe {
 const HEARTBEAT_MS = 15_000;
 /** Time requests in flight get to finish on SIGTERM before their connections are dropped. */
 const DEFAULT_GRACE_MS = 3000;
-
-/** Where serve processes say they are alive: a sorted set of `{host, pid, url}` scored by the last time. */
-export const serveProcessesKey = (prefix: string): string => `${prefix}:serve:processes`;
 
 /**
  * Starts `understudy serve`: tokens checked first (a `ConfigError` naming `api.tokens.N` before anything is opened),
