@@ -60,7 +60,8 @@ const DEFAULT_GRACE_MS = 3000;
  */
 export async function startServe(opts: StartServeOptions): Promise<RunningServe> {
   const current = { config: opts.config, tokens: resolveServeTokens(opts.config, opts.env) as readonly ServeToken[] };
-  const app = await createApp(opts.config, opts.env, { profile: 'queue', log: opts.log });
+  // Reconnecting: a Redis restart must not leave a running serve answering 503 until it is restarted too.
+  const app = await createApp(opts.config, opts.env, { profile: 'queue', log: opts.log, reconnect: true });
   const { redis } = app;
   const { prefix } = app.redisSettings;
   const stopping = new AbortController();

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type RunningServe, startServe } from '../../src/app/start-serve.js';
 import { parseConfig } from '../../src/config/load-config.js';
 import { createLogger } from '../../src/log.js';
@@ -139,6 +139,26 @@ describe('serve as the operator sees it', () => {
     const line = text.stdout.split('\n').find((l) => l.includes(serve.url)) ?? '';
     expect(line).toContain(String(process.pid));
     expect(text.stdout).not.toContain('gone-host');
+  });
+
+  it('answers 503 US_REDIS with Retry-After while Redis is down, and again once it is back', async () => {
+    await server.down();
+    try {
+      const res = await call('/v1/writes?state=failed', { bearer: TOKENS.writer });
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
+      expect(res.headers.get('content-type')).toBe('application/problem+json');
+      expect(await res.json()).toMatchObject({ status: 503, code: 'US_REDIS' });
+    } finally {
+      await server.restart();
+    }
+    await vi.waitFor(
+      async () => expect((await call('/v1/writes?state=failed', { bearer: TOKENS.writer })).status).toBe(200),
+      {
+        timeout: 20_000,
+        interval: 200,
+      },
+    );
   });
 
   it('status still works with Redis unreachable, and says serve processes are unknown', async () => {
