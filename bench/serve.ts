@@ -259,5 +259,13 @@ function report(
     '',
     `Load average (1 min) through the run: ${loads.map((l) => l.toFixed(2)).join(', ')}; other work on this machine`,
     'weighs on the absolute figures, less on the ratio (both measured back to back).',
+    '',
+    'Where the time goes (profiled with `BENCH_SERVE_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR"`, 2026-11-28): the serve',
+    'process is idle two thirds of the run; no function of its own stands out (validation about 3%, Hono and the Node',
+    "HTTP server about 6%, socket writes about 8%). A write through serve makes 4 Redis round trips (the token's rate",
+    "limit, then enqueue's 3) against the client's 3, plus an HTTP exchange between two processes: on 2 cores shared by",
+    'the clients, serve and Redis, each wake-up of a process waits for a core, which costs most at 1 client (a',
+    'sequential client measures latency, not capacity). The 202 of a new write no longer reads its job back from Redis',
+    '(it was 6 round trips: 580-860 writes a second at 16 clients before that change, 1,250-1,420 after, in runs at load averages of 5 to 10).',
   ].join('\n');
 }
