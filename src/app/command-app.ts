@@ -31,6 +31,12 @@ export interface QueueDeps extends CommandDeps {
   readonly profile: 'queue';
   /** How long Redis has to answer at start; default 3000 ms. */
   readonly redisTimeoutMs?: number;
+  /**
+   * Reconnect whenever Redis goes away, for the life of a long-running process (`serve`); a call made while it is
+   * down still fails within about a second (`US_REDIS`) rather than waiting. Default: a command's connection, which
+   * stays down once lost.
+   */
+  readonly reconnect?: boolean;
 }
 
 interface CommandApp extends AsyncDisposable {
@@ -160,6 +166,7 @@ export async function createQueueApp(
   const redis = await shortLivedRedis(b.redisSettings.url, deps.redisTimeoutMs ?? 3000, {
     maxRetriesPerRequest: 3,
     enableOfflineQueue: true,
+    ...(deps.reconnect ? { retryStrategy: (times: number) => Math.min(200 * times, 2000) } : {}),
   });
   r.add(() => quit(redis));
   // A PostgreSQL mirror is there or not at the server's say; a SQLite file must exist (never created here).

@@ -13,6 +13,7 @@ import { createOpsMetrics } from '../ops/metrics.js';
 import { redisCheck, runChecks } from '../ops/readiness.js';
 import { errorsFailTheCalls } from '../queue/error-listeners.js';
 import { createRecordOrder } from '../queue/redis-record-order.js';
+import { serveProcessesKey } from '../queue/serve-processes.js';
 import { createWriteQueue, isPendingJob, openWritesQueue } from '../queue/write-queue.js';
 import { serveApp } from '../serve/serve-app.js';
 import type { ServeContext, ServeEnv } from '../serve/serve-context.js';
@@ -56,16 +57,14 @@ const DEFAULT_GRACE_MS = 3000;
 /** How often, while stopping, connections whose requests have finished are dropped. */
 const IDLE_SWEEP_MS = 50;
 
-/** Where serve processes say they are alive: a sorted set of `{host, pid, url}` scored by the last time. */
-export const serveProcessesKey = (prefix: string): string => `${prefix}:serve:processes`;
-
 /**
  * Starts `understudy serve`: tokens checked first (a `ConfigError` naming `api.tokens.N` before anything is opened),
  * then Redis, the write client, the HTTP server, SIGHUP (tokens and config re-read) and the heartbeat.
  */
 export async function startServe(opts: StartServeOptions): Promise<RunningServe> {
   const current = { config: opts.config, tokens: resolveServeTokens(opts.config, opts.env) as readonly ServeToken[] };
-  const app = await createApp(opts.config, opts.env, { profile: 'queue', log: opts.log });
+  // Reconnecting: a Redis restart must not leave a running serve answering 503 until it is restarted too.
+  const app = await createApp(opts.config, opts.env, { profile: 'queue', log: opts.log, reconnect: true });
   const { redis } = app;
   const { prefix } = app.redisSettings;
   const stopping = new AbortController();

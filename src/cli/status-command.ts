@@ -8,6 +8,7 @@ import { openSyncQueue, SYNC_QUEUE } from '../queue/queues.js';
 import { type RedisLossReport, readLossReport } from '../queue/redis-loss.js';
 import { redactRedisUrl } from '../queue/redis-settings.js';
 import { nextRuns } from '../queue/schedules.js';
+import { recentServeProcesses, type ServeProcess } from '../queue/serve-processes.js';
 import { openWebhookQueue, WEBHOOKS_QUEUE } from '../queue/webhook-queue.js';
 import { openWritesQueue, WRITES_QUEUE } from '../queue/write-queue.js';
 import { DatabaseUnreachableError, mirrorMissing, shownDatabase } from '../store/dialect.js';
@@ -85,6 +86,8 @@ export interface StatusReport {
     | { readonly ok: false; readonly configured: true; readonly url: string; readonly error: string }
     | { readonly ok: false; readonly configured: false };
   readonly queues: ({ readonly name: string } & Record<(typeof COUNTS)[number], number>)[];
+  /** The `understudy serve` processes seen in the last minute (from Redis); null when Redis is not there to ask. */
+  readonly serve: readonly ServeProcess[] | null;
 }
 
 /**
@@ -96,8 +99,10 @@ export async function collectStatus(app: ReaderApp, opts: { readonly now?: () =>
   const now = (opts.now ?? (() => new Date()))();
   const mirror = await app.mirror.mirrorStatus();
   const feed = await changeFeedStatus(app.mirror.changes);
-  const { redis, queues, schedules } =
-    app.config?.redis || app.env.REDIS_URL ? await queueStatus(app) : { redis: NO_REDIS, queues: [], schedules: [] };
+  const { redis, queues, schedules, serve } =
+    app.config?.redis || app.env.REDIS_URL
+      ? await queueStatus(app, now.getTime())
+      : { redis: NO_REDIS, queues: [], schedules: [], serve: null };
   const slugs = [...new Set([...(app.config?.tenants.map((t) => t.slug) ?? []), ...mirror.map((m) => m.tenant)])];
   const nextOf = (slug: string, mode: string) => {
     const next = schedules.find((s) => s.tenant === slug && s.mode === mode)?.next;
@@ -137,6 +142,7 @@ export async function collectStatus(app: ReaderApp, opts: { readonly now?: () =>
     webhooks: feed.webhooks,
     redis,
     queues,
+    serve,
   };
 }
 
@@ -146,10 +152,14 @@ interface QueueStatus {
   readonly redis: StatusReport['redis'];
   readonly queues: StatusReport['queues'];
   readonly schedules: Awaited<ReturnType<typeof nextRuns>>;
+  readonly serve: StatusReport['serve'];
 }
 
-/** The queues' counts, the next scheduled runs and what Redis lost, from the configured Redis; its error if any. */
-async function queueStatus(app: ReaderApp): Promise<QueueStatus> {
+/**
+ * The queues' counts, the next scheduled runs, what Redis lost and the serve processes alive, from the configured
+ * Redis; its error if any.
+ */
+async function queueStatus(app: ReaderApp, now: number): Promise<QueueStatus> {
   const { url, prefix } = app.redisSettings;
   try {
     const conn = await app.redis();
@@ -170,7 +180,13 @@ async function queueStatus(app: ReaderApp): Promise<QueueStatus> {
       }
       const schedules = await nextRuns(named[0][1]);
       const lost = await readLossReport(conn, prefix);
-      return { redis: { ok: true, configured: true, url: redactRedisUrl(url), prefix, lost }, queues, schedules };
+      const serve = await recentServeProcesses(conn, prefix, now);
+      return {
+        redis: { ok: true, configured: true, url: redactRedisUrl(url), prefix, lost },
+        queues,
+        schedules,
+        serve,
+      };
     } finally {
       for (const [, q] of named) await q.close().catch(() => {});
     }
@@ -179,6 +195,7 @@ async function queueStatus(app: ReaderApp): Promise<QueueStatus> {
       redis: { ok: false, configured: true, url: redactRedisUrl(url), error: describeError(err) },
       queues: [],
       schedules: [],
+      serve: null,
     };
   }
 }
@@ -276,12 +293,26 @@ export function formatStatus(r: StatusReport, now = Date.now()): string {
     if (next.length > 0) out.push('next runs:', ...next, '');
     out.push(`queues (${r.redis.url}, prefix ${r.redis.prefix}):`, formatTable(r.queues));
     if (r.redis.lost) out.push('', describeLoss(r.redis.lost));
+    out.push('', ...formatServe(r.serve ?? [], now));
   } else if (r.redis.configured) {
     // The error names Redis and where already (`Redis unreachable at …: connect ECONNREFUSED …`): said once.
     const what = r.redis.error.startsWith('Redis') ? r.redis.error : `Redis error (${r.redis.url}): ${r.redis.error}`;
-    out.push(`${what}; queue and schedule status unavailable`);
+    out.push(`${what}; queue, schedule and serve process status unavailable`);
   }
   return `${out.join('\n').replace(/\n+$/, '')}\n`;
+}
+
+/** The serve processes seen in the last minute, one row each, or one line saying there are none. */
+function formatServe(procs: readonly ServeProcess[], now: number): string[] {
+  if (procs.length === 0) return ['serve: no process seen in the last minute'];
+  const rows = procs.map((p) => ({
+    host: p.host,
+    pid: p.pid,
+    url: p.url,
+    started: clockTime(p.startedAt, now),
+    'last seen': ago(secondsSince(p.lastSeenAt, now)),
+  }));
+  return ['serve processes (seen in the last minute):', formatTable(rows)];
 }
 
 /** One finding of `status --check`: its exit code and its line. */

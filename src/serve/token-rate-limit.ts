@@ -28,8 +28,9 @@ export function tokenRateLimit(redis: Redis, prefix: string, perMinute: () => nu
   return async (tokenName: string, now = Date.now()): Promise<RateDecision> => {
     const window = Math.floor(now / WINDOW_MS);
     const key = `${prefix}:serve:rate:${tokenName}:${window}`;
+    // A Redis error is US_REDIS (503 with Retry-After), not a bare ioredis error (which would answer 500).
     const [n, ttl] = (await redis.eval(COUNT, 1, key, String(WINDOW_MS)).catch((err: unknown) => {
-      throw asUnderstudyError(err); // US_REDIS: 503 with Retry-After
+      throw asUnderstudyError(err);
     })) as [number, number];
     const limit = perMinute();
     const resetMs = ttl > 0 ? ttl : WINDOW_MS - (now % WINDOW_MS);

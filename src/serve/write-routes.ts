@@ -158,7 +158,9 @@ async function takeWrite(c: Context<ServeEnv>, ctx: ServeContext, rest: readonly
       if (!(err instanceof WriteWaitTimeoutError) && !ctx.stopping.aborted && !c.req.raw.signal.aborted) throw err;
     }
   }
-  const state = await ctx.writes.getWrite(submitted.jobId);
+  // A write just queued is `queued` (waiting, no attempt yet) as it is answered: reading it back would cost two more
+  // Redis round trips on every write (docs/benchmarks.md#serve). A key seen before answers the job's current state.
+  const state = submitted.created ? { state: 'queued' } : await ctx.writes.getWrite(submitted.jobId);
   ctx.log.info(
     { token: token.name, job: submitted.jobId, created: submitted.created, op: request.op, tenant },
     'write taken',

@@ -42,6 +42,7 @@ const report = (collections: CollectionStatus[], lost: RedisLossReport | null = 
     ? { ok: true, configured: true, url: 'redis://127.0.0.1:6379', prefix: 'us', lost }
     : { ok: false, configured: false },
   queues: [],
+  serve: lost ? [] : null,
 });
 
 /** The table's line for the series collection. */

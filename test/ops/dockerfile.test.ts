@@ -124,6 +124,8 @@ describe('docker-compose.yml', () => {
         volumes?: string[];
         build?: unknown;
         depends_on?: Record<string, unknown>;
+        ports?: string[];
+        healthcheck?: { test?: string[] };
       }
     >;
     volumes: Record<string, unknown>;
@@ -157,5 +159,37 @@ describe('docker-compose.yml', () => {
     for (const [name, value] of Object.entries(worker.environment ?? {})) {
       if (/KEY|TOKEN|SECRET|PASSWORD/i.test(name)) expect(value).toMatch(/^\$\{[A-Z_]+(:-)?\}$/);
     }
+  });
+
+  it('runs serve from the same image on 8080 against that Redis and mirror, its tokens read from the env file', () => {
+    const serve = compose.services.serve!;
+    const worker = compose.services.worker!;
+    expect(serve.image).toBe(worker.image);
+    const cmd = serve.command!;
+    expect(cmd.slice(0, 3)).toEqual(['serve', '--config', '/config/understudy.json']);
+    // Inside the container the port must be reachable to be published; the host side stays on loopback.
+    expect(cmd[cmd.indexOf('--host') + 1]).toBe('0.0.0.0');
+    expect(cmd[cmd.indexOf('--port') + 1]).toBe('8080');
+    expect(serve.ports).toContain('127.0.0.1:8080:8080');
+    expect(serve.environment?.REDIS_URL).toBe(worker.environment?.REDIS_URL);
+    expect(serve.environment?.UNDERSTUDY_DB).toBe(worker.environment?.UNDERSTUDY_DB);
+    // SIGHUP re-reads the file: the way tokens rotate without a restart. No token is written in the compose file.
+    expect(serve.environment?.UNDERSTUDY_ENV_FILE).toBe('/config/keys.env');
+    expect(Object.keys(serve.environment ?? {}).filter((n) => /KEY|TOKEN|SECRET|PASSWORD/i.test(n))).toEqual([]);
+    expect(serve.volumes).toEqual(expect.arrayContaining(worker.volumes ?? []));
+    expect(Object.keys(serve.depends_on ?? {})).toContain('redis');
+    // Its health check probes its own --http port (the image's probes the worker's 9464).
+    const http = cmd[cmd.indexOf('--http') + 1];
+    expect(serve.healthcheck?.test?.join(' ')).toContain(`127.0.0.1:${http}/healthz`);
+  });
+
+  it('names in the example config one serve token whose variable the example env file lists', () => {
+    const config = JSON.parse(read('config/understudy.json')) as { api?: { tokens?: { tokenEnv: string }[] } };
+    const names = (config.api?.tokens ?? []).map((t) => t.tokenEnv);
+    expect(names.length).toBeGreaterThan(0);
+    const listed = read('config/keys.env.example')
+      .split('\n')
+      .map((l) => /^([A-Z_][A-Z0-9_]*)=/.exec(l)?.[1]);
+    for (const n of names) expect(listed).toContain(n);
   });
 });

@@ -6,7 +6,8 @@ export const STATUS_SPEC = defineCommand({
   usage: '[--config FILE | --db FILE] [--check [--max-age DURATION]] [--json] [options]',
   about:
     'Per tenant and collection: live and deleted rows, the age of the last success, the last error; the next ' +
-    'scheduled runs and, per queue, waiting, active, delayed, failed and completed jobs when Redis is configured ' +
+    'scheduled runs, per queue waiting, active, delayed, failed and completed jobs, and the `serve` processes seen in ' +
+    'the last minute (host, pid, URL) when Redis is configured ' +
     '(config redis, or REDIS_URL): it is not looked for otherwise. When Redis does not answer (2 s), the mirror ' +
     'part is still printed. The mirror is opened read-only and never created or migrated: a --db that does not ' +
     'exist, or is not a mirror of this version, is an error (exit 2; with --check, a missing mirror is a finding, ' +
