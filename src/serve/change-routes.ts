@@ -111,7 +111,7 @@ export function mountChangeRoutes(app: Hono<ServeEnv>, ctx: ServeContext): void 
       const stop = AbortSignal.any([c.req.raw.signal, ctx.stopping]);
       const wake = () => stream.abort();
       stop.addEventListener('abort', wake, { once: true });
-      ctx.log.info({ token, since }, 'change stream opened');
+      ctx.log.info({ tokenName: token, since }, 'change stream opened');
       let at = since;
       let beat = Date.now();
       try {
@@ -125,7 +125,7 @@ export function mountChangeRoutes(app: Hono<ServeEnv>, ctx: ServeContext): void 
         }
       } finally {
         stop.removeEventListener('abort', wake);
-        ctx.log.info({ token, at }, 'change stream closed');
+        ctx.log.info({ tokenName: token, at }, 'change stream closed');
       }
     });
   });

@@ -28,7 +28,8 @@ const opOf = (method: string): WriteOp | null => {
 
 /** The methods a path takes (for a 405's `Allow`): a collection's routes with an id, or without. */
 function allowedMethods(collection: CollectionSlug, withId: boolean): string[] {
-  const out: string[] = [];
+  // Every collection is read at both paths (the mirror, issue 36).
+  const out: string[] = ['GET'];
   for (const [method, op] of Object.entries(OPS_OF_METHOD)) {
     const o = op === 'put' || op === 'patch' ? 'update' : op;
     if (WRITABLE[o as WriteOp].includes(collection) && (o === 'create') !== withId) out.push(method);
@@ -48,8 +49,8 @@ function requestOf(c: Context<ServeEnv>, rest: readonly string[]): Omit<WriteReq
     BULK_ROUTES.some((r) => r.collection === collection && r.kind === rest[0]);
   const op = bulk ? 'bulk' : opOf(method);
   const withId = rest.length === 1;
-  if (op === null || rest.length > 1 || !WRITABLE[op].includes(collection) || (op === 'create') === withId) {
-    const methods = rest.length > 1 ? [] : allowedMethods(collection, withId);
+  if (op === null || !WRITABLE[op].includes(collection) || (op === 'create') === withId) {
+    const methods = allowedMethods(collection, withId);
     throw new ServeProblem(
       405,
       'US_VALIDATION',
@@ -90,15 +91,11 @@ export async function mirroredRecord(ctx: ServeContext, s: WriteState, draft: bo
   const id = s.resultId ?? s.recordId;
   if (s.state !== 'ok' || !collection || !id || !s.tenant || s.op === 'bulk') return null;
   const mirror = await ctx.mirror();
-  return mirror
-    ? mirror.recordDoc({
-        tenant: tenantSlug(s.tenant),
-        collection,
-        id,
-        variant: draft ? 'draft' : 'published',
-        deleted: s.op === 'delete',
-      })
-    : null;
+  if (!mirror) return null;
+  const key = { tenant: tenantSlug(s.tenant), collection, id, deleted: s.op === 'delete' };
+  // A draft write leaves its draft; a create of a versioned collection may leave only a draft too (not published).
+  const first = await mirror.recordDoc({ ...key, variant: draft ? 'draft' : 'published' });
+  return first ?? (!draft && s.op === 'create' ? mirror.recordDoc({ ...key, variant: 'draft' }) : null);
 }
 
 /** The upstream's answer to a write that ended, as far as the mirror and the job know it. */
@@ -162,7 +159,7 @@ async function takeWrite(c: Context<ServeEnv>, ctx: ServeContext, rest: readonly
   // Redis round trips on every write (docs/benchmarks.md#serve). A key seen before answers the job's current state.
   const state = submitted.created ? { state: 'queued' } : await ctx.writes.getWrite(submitted.jobId);
   ctx.log.info(
-    { token: token.name, job: submitted.jobId, created: submitted.created, op: request.op, tenant },
+    { tokenName: token.name, job: submitted.jobId, created: submitted.created, op: request.op, tenant },
     'write taken',
   );
   return c.json(acceptedBody(submitted.jobId, state.state), submitted.created ? 202 : 200, { location });

@@ -69,7 +69,7 @@ export function mountWritesApi(app: Hono<ServeEnv>, ctx: ServeContext): void {
     allow(c, ctx, 'write', seen.tenant ?? '');
     const resend = c.req.query('resend') === 'true';
     const result = await retryWrite(ctx.queue, ctx.order, await ctx.writableWriteLog(), id, resend ? { resend } : {});
-    ctx.log.info({ token: c.get('token').name, job: id, how: result.how }, 'write retried');
+    ctx.log.info({ tokenName: c.get('token').name, job: id, how: result.how }, 'write retried');
     return c.json(result);
   });
 }
