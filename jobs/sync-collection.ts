@@ -4,6 +4,7 @@ import type { Logger } from '../src/log.js';
 import { collectionLockKey, tryCollectionLock } from '../src/queue/collection-lock.js';
 import type { CollectionJobData } from '../src/queue/queues.js';
 import { type CollectionJobResult, type RunCollection, runCollectionJob } from '../src/sync/run-collection-job.js';
+import type { ScheduleClock } from '../src/sync/schedule-clock.js';
 
 export type { CollectionJobResult, CollectionOutcome, RunCollection } from '../src/sync/run-collection-job.js';
 
@@ -14,6 +15,8 @@ export interface CollectionProcessorDeps {
   readonly prefix: string;
   /** Lock TTL; renewed every third of it while the sync runs. */
   readonly lockTtlMs: number;
+  /** Where the lock's renewals tick. */
+  readonly clock: Pick<ScheduleClock, 'every'>;
   /** Aborts when the process shuts down: the page in flight finishes, then the job goes back to the queue. */
   readonly stopping: AbortSignal;
   /**
@@ -43,6 +46,7 @@ export const syncCollectionProcessor =
             key: collectionLockKey(deps.prefix, data.tenant, data.collection),
             token: token ?? `job-${job.id}`,
             ttlMs: deps.lockTtlMs,
+            clock: deps.clock,
             log,
           }),
       },

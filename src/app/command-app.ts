@@ -6,7 +6,7 @@ import { createLogger, type Logger } from '../log.js';
 import { type RedisSettings, redisSettings, shortLivedRedis } from '../queue/redis-settings.js';
 import { mirrorMissing } from '../store/dialect.js';
 import { type MirrorReader, type MirrorReaderOptions, openMirrorReader } from '../store/mirror-reader.js';
-import { openWriteLog } from '../store/open-mirror.js';
+import { type Mirror, openMirror } from '../store/open-mirror.js';
 import type { WriteLog } from '../writes/write-log.js';
 
 /** What the short commands' profiles take (`createApp` with `profile: 'reader' | 'queue'`). */
@@ -68,9 +68,11 @@ export interface QueueApp extends CommandApp {
    */
   mirror(): Promise<MirrorReader | null>;
   /**
-   * The write log over the existing mirror, writable (`writes retry` marks a replayed bulk write), migrated if it
-   * is older; null when the file does not exist (never created here).
+   * The existing mirror, writable (`writes retry` marks a replayed bulk write, `webhooks enable` an endpoint),
+   * migrated if it is older; null when it does not exist (never created here). Opened once, on the first call.
    */
+  writableMirror(): Promise<Mirror | null>;
+  /** The writable mirror's write log (`writableMirror`). */
   writableWriteLog(): Promise<WriteLog | null>;
 }
 
@@ -176,9 +178,10 @@ export async function createQueueApp(
     () => (exists() ? openMirrorReader(b.databasePath) : Promise.resolve(null)),
     (m) => m.close(),
   );
-  const writableWriteLog = r.onceThere(
-    async () => (exists() ? openWriteLog(b.databasePath) : null),
-    (w) => w.close(),
+  const writableMirror = r.onceThere(
+    async () => (exists() ? openMirror(b.databasePath) : null),
+    (m) => m.close(),
   );
-  return { ...b, redis, mirror, writableWriteLog, close: r.close, [Symbol.asyncDispose]: r.close };
+  const writableWriteLog = async () => (await writableMirror())?.writeLog ?? null;
+  return { ...b, redis, mirror, writableMirror, writableWriteLog, close: r.close, [Symbol.asyncDispose]: r.close };
 }

@@ -1,8 +1,15 @@
-import { type Job, Worker } from 'bullmq';
+import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { Agent } from 'undici';
 import { type DeliverDeps, deliverWebhookProcessor } from '../../jobs/deliver-webhook.js';
 import { runCheckProcessor } from '../../jobs/run-check.js';
+import {
+  DISPATCH_POLL_MS,
+  dispatchDebounce,
+  FIRST_PRUNE_AFTER_MS,
+  PRUNE_EVERY_MS,
+  pruneBefore,
+} from '../changes/change-pace.js';
 import type { WebhookSender } from '../changes/deliver-webhook.js';
 import { dispatchWebhooks } from '../changes/dispatch-webhooks.js';
 import { httpWebhookSender } from '../changes/http-webhook-sender.js';
@@ -14,11 +21,13 @@ import { describeError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { registerChangeMetrics } from '../ops/change-metrics.js';
 import { CHECKS_QUEUE, type CheckQueue, openCheckQueue, reconcileCheckSchedules } from '../queue/check-schedules.js';
-import { closeWorker, type JobsInFlight, jobsInFlight, redisGoneWhenClosing } from '../queue/close-worker.js';
 import { warnUnlessRedisDown } from '../queue/error-listeners.js';
+import type { PeriodicTask } from '../queue/periodic-tasks.js';
+import { type QueueWorker, startQueueWorker } from '../queue/queue-worker.js';
 import { isRedisConnectionError } from '../queue/redis-settings.js';
 import { openWebhookQueue, WEBHOOKS_QUEUE, type WebhookQueue, webhookBatchQueue } from '../queue/webhook-queue.js';
-import { checkTenant, type TenantCheck } from '../sync/self-check.js';
+import { type ScheduleClock, wallClock } from '../sync/schedule-clock.js';
+import { checkedRecently, checkTenant, type TenantCheck } from '../sync/self-check.js';
 import type { App } from './create-app.js';
 
 export interface ChangeWorkerOptions {
@@ -26,7 +35,7 @@ export interface ChangeWorkerOptions {
   readonly backoff?: (retry: number) => number;
   /** Attempts per batch (default 18, over 24 h). */
   readonly attempts?: number;
-  /** How often the log's end is looked at for new changes (default 200 ms). */
+  /** How often the log's end is looked at for new changes (default `DISPATCH_POLL_MS`, 200 ms). */
   readonly pollMs?: number;
   /** How often old changes are pruned (default hourly; the first prune a minute after start). */
   readonly pruneEveryMs?: number;
@@ -34,6 +43,8 @@ export interface ChangeWorkerOptions {
   readonly graceMs?: number;
   /** Sends deliveries (default: undici, on an agent of its own). */
   readonly sender?: WebhookSender;
+  /** Where its periodic work (dispatch polls, prunes, schedule reconciles) reads time; default the wall clock. */
+  readonly clock?: ScheduleClock;
 }
 
 export interface ChangeWorker extends AsyncDisposable {
@@ -44,25 +55,21 @@ export interface ChangeWorker extends AsyncDisposable {
   close(): Promise<void>;
 }
 
-const DAY_MS = 86_400_000;
-/** Scheduled checks of one tenant run at most this often, whatever `checkCron` says (each costs reads). */
-export const MIN_CHECK_INTERVAL_MS = 60_000;
+/** Check schedules are reconciled this often too, so they come back after Redis lost its data. */
+const CHECK_RECONCILE_EVERY_MS = 5 * 60_000;
 
-/** Dispatch: when the log's end moves, when a delivery of this process ends (`nudge`), every 2 s for others'. */
-function startDispatching(app: App, batches: ReturnType<typeof webhookBatchQueue>, pollMs: number) {
+/**
+ * Dispatch: when the log's end moves, when a delivery of this process ends (`nudge`), every 2 s for others'
+ * (src/changes/change-pace.ts). `task` polls the log's end; `settled()` waits for the pass running.
+ */
+function dispatching(app: App, batches: ReturnType<typeof webhookBatchQueue>, pollMs: number) {
   const { log } = app;
-  let seen = -1;
-  let dirty = true;
-  let lastFull = 0;
+  const debounce = dispatchDebounce();
   let running: Promise<void> | null = null;
   const dispatch = (): Promise<void> => {
     running ??= (async () => {
       try {
-        const end = await app.changes.lastSeq();
-        if (end === seen && !dirty && Date.now() - lastFull < 2000) return;
-        seen = end;
-        dirty = false;
-        lastFull = Date.now();
+        if (!debounce.due(await app.changes.lastSeq(), Date.now())) return;
         await dispatchWebhooks({ log: app.changes, queue: batches, endpoints: endpointsOf(app.config), logger: log });
       } catch (err) {
         // Redis down is what the connection's own lines report (and a connection ended at stop fails its wait).
@@ -75,38 +82,27 @@ function startDispatching(app: App, batches: ReturnType<typeof webhookBatchQueue
     return running;
   };
   const nudge = () => {
-    dirty = true;
+    debounce.nudge();
     void dispatch(); // its failures are logged inside
   };
-  const poll = setInterval(() => void dispatch(), pollMs); // failures logged inside dispatch
-  poll.unref();
-  const stop = async () => {
-    clearInterval(poll);
-    await running;
-  };
-  return { dispatch, nudge, stop };
+  const task: PeriodicTask = { everyMs: pollMs, run: dispatch };
+  return { dispatch, nudge, task, settled: async () => running ?? undefined };
 }
 
-/** Prunes changes older than `changes.retainDays` (default 30): a minute after start, then every `everyMs`. */
-function startPruning(app: App, everyMs: number): CloseStep {
-  const prune = async () => {
+/** Prunes changes older than `changes.retainDays`: a minute after start, then every `everyMs` (hourly). */
+const pruning = (app: App, everyMs: number): PeriodicTask => ({
+  everyMs,
+  firstAfterMs: FIRST_PRUNE_AFTER_MS,
+  run: async () => {
     try {
-      const before = new Date(Date.now() - (app.config.changes?.retainDays ?? 30) * DAY_MS).toISOString();
+      const before = pruneBefore(Date.now(), app.config.changes.retainDays);
       const n = await app.changes.prune(before);
       if (n > 0) app.log.info({ pruned: n, before }, 'change log pruned');
     } catch (err) {
       app.log.warn({ err: describeError(err) }, 'change log prune failed; trying again next time');
     }
-  };
-  const firstPrune = setTimeout(() => void prune(), 60_000); // prune logs its own failures
-  const pruning = setInterval(() => void prune(), everyMs);
-  firstPrune.unref();
-  pruning.unref();
-  return async () => {
-    clearTimeout(firstPrune);
-    clearInterval(pruning);
-  };
-}
+  },
+});
 
 /**
  * The scheduled self-check of one tenant: counts only (`check --counts`), a read per collection and variant of the
@@ -117,10 +113,7 @@ const checkTenantOf =
   async (slug: string, signal: AbortSignal): Promise<TenantCheck | 'recent' | null> => {
     const t = app.tenant(slug);
     if (!t) return null;
-    const last = (await app.changes.lastChecks())
-      .filter((c) => c.tenant === slug)
-      .reduce((m, c) => Math.max(m, Date.parse(c.checkedAt)), 0);
-    if (Date.now() - last < MIN_CHECK_INTERVAL_MS) return 'recent';
+    if (checkedRecently(await app.changes.lastChecks(), slug, Date.now())) return 'recent';
     const routes = await app.routesOf(slug, signal);
     const s = AbortSignal.any([signal, stopping]);
     return checkTenant(
@@ -130,45 +123,65 @@ const checkTenantOf =
     );
   };
 
-/** The BullMQ worker delivering webhook batches (many at once), on the sender's own HTTP agent. */
+/** What the change feed's two workers share. */
+interface ChangeWorkerParts {
+  readonly app: App;
+  readonly redis: Redis;
+  readonly graceMs: number;
+  readonly clock: ScheduleClock;
+  /** Aborts when the change worker starts closing (the checks in flight stop). */
+  readonly stopping: AbortSignal;
+}
+
+/** The worker's common settings for one of its queues. */
+const workerBase = (p: ChangeWorkerParts, what: string) => ({
+  graceMs: p.graceMs,
+  clock: p.clock,
+  redis: p.redis,
+  prefix: p.app.prefix,
+  log: p.app.log,
+  processStopping: p.app.stopping,
+  errorWhat: what,
+});
+
+/**
+ * The BullMQ worker delivering webhook batches (many at once), on the sender's own HTTP agent; at shutdown the
+ * deliveries in flight get the grace, then are cut (each is tried again later). It runs the feed's periodic work.
+ */
 function deliveryWorker(
-  app: App,
-  redis: Redis,
-  deps: DeliverDeps,
+  p: ChangeWorkerParts,
+  deps: Omit<DeliverDeps, 'stop'>,
   backoff: (retry: number) => number,
-  jobs: JobsInFlight,
-) {
-  return new Worker<WebhookBatch>(WEBHOOKS_QUEUE, jobs.track(deliverWebhookProcessor(deps)), {
-    connection: redis,
-    prefix: app.prefix,
-    concurrency: Math.max(32, endpointsOf(app.config).length),
-    settings: { backoffStrategy: (attemptsMade: number) => backoff(attemptsMade) },
+  periodic: readonly PeriodicTask[],
+): QueueWorker<WebhookBatch> {
+  return startQueueWorker<WebhookBatch>({
+    ...workerBase(p, 'webhook worker error'),
+    queue: WEBHOOKS_QUEUE,
+    processor: (stops) => deliverWebhookProcessor({ ...deps, stop: stops.hardStop }),
+    concurrency: Math.max(32, endpointsOf(p.app.config).length),
+    backoff,
+    periodic,
   });
 }
 
 /** The BullMQ worker running scheduled self-checks, one at a time. */
-function checkWorker(app: App, redis: Redis, stopping: AbortSignal, jobs: JobsInFlight): Worker {
-  const runCheck = runCheckProcessor({ log: app.log, checkTenant: checkTenantOf(app, stopping) });
-  const checker = new Worker(CHECKS_QUEUE, jobs.track(runCheck as (job: Job) => Promise<unknown>), {
-    connection: redis,
-    prefix: app.prefix,
+function checkWorker(p: ChangeWorkerParts): QueueWorker<unknown> {
+  const runCheck = runCheckProcessor({ log: p.app.log, checkTenant: checkTenantOf(p.app, p.stopping) });
+  return startQueueWorker<unknown>({
+    ...workerBase(p, 'check worker error'),
+    queue: CHECKS_QUEUE,
+    processor: () => runCheck as (job: Job) => Promise<unknown>,
     concurrency: 1,
   });
-  checker.on('error', warnUnlessRedisDown(app.log, 'check worker error'));
-  return checker;
 }
 
 /** Check schedules follow the config: at start (not awaited: Redis may be down), every 5 minutes and on reload. */
-function reconcilingChecks(app: App, checks: CheckQueue): { reconcile(): Promise<void>; stop: CloseStep } {
+function reconcilingChecks(app: App, checks: CheckQueue): { reconcile(): Promise<void>; task: PeriodicTask } {
   const reconcile = () =>
     reconcileCheckSchedules(checks, app.config.tenants, app.log).catch((err) => {
       if (!isRedisConnectionError(err)) app.log.warn({ reason: describeError(err) }, 'check schedules not reconciled');
     });
-  // Again every 5 minutes, so schedules come back after Redis lost its data.
-  void reconcile(); // failures are logged inside
-  const reconciling = setInterval(() => void reconcile(), 5 * 60_000); // failures are logged inside
-  reconciling.unref();
-  return { reconcile, stop: async () => clearInterval(reconciling) };
+  return { reconcile, task: { everyMs: CHECK_RECONCILE_EVERY_MS, atStart: true, run: reconcile } };
 }
 
 /** Webhook secrets are checked again on reload; a missing one is logged, and its endpoint's deliveries fail. */
@@ -195,43 +208,44 @@ export async function startChangeWorker(app: App, opts: ChangeWorkerOptions = {}
   const { log, prefix } = app;
   checkSecrets(endpointsOf(app.config), app.env);
   const stopping = new AbortController();
-  const graceMs = opts.graceMs ?? 5000;
+  const p: ChangeWorkerParts = {
+    app,
+    redis,
+    graceMs: opts.graceMs ?? 5000,
+    clock: opts.clock ?? wallClock,
+    stopping: stopping.signal,
+  };
   const agent = opts.sender ? null : new Agent({ connections: 8, keepAliveTimeout: 10_000 });
   const metrics = app.metrics
     ? registerChangeMetrics(app.metrics.registry, { lastChecks: () => app.changes.lastChecks() })
     : null;
   const webhooks = openWebhookQueue(redis, prefix, warnUnlessRedisDown(log, 'queue error'));
   const checks = openCheckQueue(redis, prefix, warnUnlessRedisDown(log, 'queue error'));
-  const dispatching = startDispatching(app, webhookBatchQueue(webhooks, opts.attempts), opts.pollMs ?? 200);
-  // At shutdown, deliveries in flight get a few seconds to end, then are cut (each is tried again later).
-  const cut = new AbortController();
-  const deliverDeps: DeliverDeps = {
-    stop: cut.signal,
-    endpoints: () => endpointsOf(app.config),
-    env: () => app.env,
-    changes: app.changes,
-    sender: opts.sender ?? httpWebhookSender(agent as Agent),
-    log,
-    ...(metrics ? { onAttempt: (e) => metrics.webhookAttempt(e) } : {}),
-  };
-  // With Redis gone at close, each worker's close waits for its own jobs rather than for BullMQ (closeWorker).
-  const redisGone = redisGoneWhenClosing(app.stopping, stopping.signal, redis);
-  const delivering = jobsInFlight(redisGone);
-  const checking = jobsInFlight(redisGone);
-  const deliveries = deliveryWorker(app, redis, deliverDeps, opts.backoff ?? webhookRetryDelay, delivering);
-  deliveries.on('error', warnUnlessRedisDown(log, 'webhook worker error'));
-  deliveries.on('completed', dispatching.nudge);
-  deliveries.on('failed', dispatching.nudge);
-  const checker = checkWorker(app, redis, stopping.signal, checking);
+  const dispatch = dispatching(app, webhookBatchQueue(webhooks, opts.attempts), opts.pollMs ?? DISPATCH_POLL_MS);
   const schedules = reconcilingChecks(app, checks);
-  app.onReload(onReloadOf(schedules.reconcile, dispatching.nudge, log));
-  // Stop making batches first, then let deliveries and checks in flight end, then close the rest.
+  const deliveries = deliveryWorker(
+    p,
+    {
+      endpoints: () => endpointsOf(app.config),
+      env: () => app.env,
+      changes: app.changes,
+      sender: opts.sender ?? httpWebhookSender(agent as Agent),
+      log,
+      ...(metrics ? { onAttempt: (e) => metrics.webhookAttempt(e) } : {}),
+    },
+    opts.backoff ?? webhookRetryDelay,
+    [schedules.task, dispatch.task, pruning(app, opts.pruneEveryMs ?? PRUNE_EVERY_MS)],
+  );
+  deliveries.worker.on('completed', dispatch.nudge);
+  deliveries.worker.on('failed', dispatch.nudge);
+  const checker = checkWorker(p);
+  app.onReload(onReloadOf(schedules.reconcile, dispatch.nudge, log));
+  // Stop making batches first (the deliveries' close stops the periodic work), let deliveries and checks in flight
+  // end, then close the rest.
   const steps: CloseStep[] = [
-    schedules.stop,
-    dispatching.stop,
-    startPruning(app, opts.pruneEveryMs ?? 3_600_000),
-    () => closeWorker(deliveries, { jobs: delivering, redisGone, boundMs: graceMs + 1000 }),
-    () => closeWorker(checker, { jobs: checking, redisGone, boundMs: graceMs + 1000 }),
+    () => deliveries.close(),
+    () => dispatch.settled(),
+    () => checker.close(),
     () => webhooks.close(),
     () => checks.close(),
     ...(agent ? [() => agent.close()] : []),
@@ -240,11 +254,9 @@ export async function startChangeWorker(app: App, opts: ChangeWorkerOptions = {}
   const close = (): Promise<void> => {
     closing ??= (async () => {
       stopping.abort();
-      const grace = setTimeout(() => cut.abort(), graceMs);
-      grace.unref();
       await closeAll(steps, 'the change worker');
     })();
     return closing;
   };
-  return { queues: [webhooks, checks], dispatch: dispatching.dispatch, close, [Symbol.asyncDispose]: close };
+  return { queues: [webhooks, checks], dispatch: dispatch.dispatch, close, [Symbol.asyncDispose]: close };
 }

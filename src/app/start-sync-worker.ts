@@ -1,4 +1,4 @@
-import { type Job, Worker } from 'bullmq';
+import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { parkJob } from '../../jobs/park-job.js';
 import { type RunCollection, syncCollectionProcessor } from '../../jobs/sync-collection.js';
@@ -6,8 +6,8 @@ import { syncTenantProcessor } from '../../jobs/sync-tenant.js';
 import { type CloseStep, closeAll } from '../close-all.js';
 import type { Config } from '../config/config-schema.js';
 import { type Parking, parkedBy, parkingClient } from '../partners/gate-parking.js';
-import { closeWorker, type JobsInFlight, jobsInFlight, redisGoneWhenClosing } from '../queue/close-worker.js';
 import { warnUnlessRedisDown } from '../queue/error-listeners.js';
+import { configuredLock, type QueueWorker, startQueueWorker, type WorkerStops } from '../queue/queue-worker.js';
 import {
   collectionSyncPending,
   DEFAULT_RETRY,
@@ -21,6 +21,7 @@ import { checkEvictionPolicy, redactRedisUrl, redisSettings } from '../queue/red
 import { reconcileSchedules, schedulesFor } from '../queue/schedules.js';
 import { openWritesQueue, type WriteQueueHandle } from '../queue/write-queue.js';
 import { prerequisitesPending } from '../sync/prerequisites-pending.js';
+import { type ScheduleClock, wallClock } from '../sync/schedule-clock.js';
 import { syncCollection } from '../sync/sync-collection.js';
 import { syncOrder } from '../sync/sync-tenant.js';
 import { wantedCollections } from '../sync/wanted-collections.js';
@@ -35,6 +36,8 @@ export interface SyncWorkerOptions {
   readonly graceMs?: number;
   /** How often the worker checks that Redis still holds its data (also on each reconnect); default 5000 ms. */
   readonly redisCheckMs?: number;
+  /** Where its periodic work reads time (default the wall clock). */
+  readonly clock?: ScheduleClock;
 }
 
 export interface SyncWorker extends AsyncDisposable {
@@ -47,17 +50,12 @@ export interface SyncWorker extends AsyncDisposable {
   close(): Promise<void>;
 }
 
-/** A sync waiting longer than this for its key's budget gives its slot back (config `worker.parkAfterMs`). */
-export const DEFAULT_PARK_AFTER_MS = 2000;
-/** How long a parked sync stays delayed (config `worker.parkForMs`). */
-export const DEFAULT_PARK_FOR_MS = 5000;
-
 /** How many waiting jobs the fairness rule reads as the head of the sync queue. */
 const SYNC_HEAD_DEPTH = 50;
 
 const retryOf = (c: Config): RetryPolicy => ({
-  attempts: c.worker?.attempts ?? DEFAULT_RETRY.attempts,
-  backoffMs: c.worker?.backoffMs ?? DEFAULT_RETRY.backoffMs,
+  attempts: c.worker.attempts ?? DEFAULT_RETRY.attempts,
+  backoffMs: c.worker.backoffMs ?? DEFAULT_RETRY.backoffMs,
 });
 
 /** What the sync worker's parts share. */
@@ -70,16 +68,11 @@ interface SyncWorkerParts {
   readonly writesQueue: WriteQueueHandle;
   /** The retry policy at start (schedules reconciled after a reload take the reloaded one). */
   readonly retry: RetryPolicy;
-  readonly lockDuration: number;
-  readonly stalledInterval: number;
   readonly concurrency: number;
-  /** Aborts at shutdown: the page in flight commits, then the job is handed back. */
+  readonly clock: ScheduleClock;
+  /** Aborts at shutdown, before the worker exists too (its own `closing` is the same moment once it does). */
   readonly stopping: AbortController;
-  /** Aborts when shutdown took too long: the request in flight is dropped. */
-  readonly hardStop: AbortController;
-  /** The jobs in flight, so a close with Redis gone waits for them rather than for BullMQ. */
-  readonly jobs: JobsInFlight;
-  worker: Worker | null;
+  worker: QueueWorker<unknown> | null;
   lossWatch: RedisLossWatch | null;
 }
 
@@ -104,7 +97,7 @@ const runCollectionOf =
   };
 
 /** The processors of both job kinds; a job that waits too long for its key's budget is parked (see fairness). */
-function syncProcessor(p: SyncWorkerParts) {
+function syncProcessor(p: SyncWorkerParts, stops: WorkerStops) {
   const { app, queue, redis } = p;
   const { log } = app;
   // Every request of a sync job carries its tenant's parking: route discovery, and the sync (runCollectionOf).
@@ -122,9 +115,10 @@ function syncProcessor(p: SyncWorkerParts) {
       ),
     redis,
     prefix: app.prefix,
-    lockTtlMs: p.lockDuration,
-    stopping: p.stopping.signal,
-    hardStop: p.hardStop.signal,
+    lockTtlMs: app.config.worker.lockDurationMs,
+    stopping: stops.closing,
+    hardStop: stops.hardStop,
+    clock: p.clock,
     log,
   });
   const tenantJob = syncTenantProcessor({
@@ -160,8 +154,8 @@ function syncProcessor(p: SyncWorkerParts) {
 const parking =
   (app: App, othersWaiting: (tenant: string) => Promise<boolean>) =>
   (tenant: string): Parking => ({
-    afterMs: app.config.worker?.parkAfterMs ?? DEFAULT_PARK_AFTER_MS,
-    retryInMs: app.config.worker?.parkForMs ?? DEFAULT_PARK_FOR_MS,
+    afterMs: app.config.worker.parkAfterMs,
+    retryInMs: app.config.worker.parkForMs,
     kinds: ['read'],
     worthIt: () => othersWaiting(tenant),
   });
@@ -185,6 +179,7 @@ async function prepare(p: SyncWorkerParts): Promise<void> {
     prefix: app.prefix,
     queues: [queue, p.writesQueue],
     ...(p.opts.redisCheckMs ? { intervalMs: p.opts.redisCheckMs } : {}),
+    clock: p.clock,
     log,
     ...(metrics ? { onLoss: () => metrics.redisDataLost() } : {}),
     recover: async () => {
@@ -201,33 +196,29 @@ async function prepare(p: SyncWorkerParts): Promise<void> {
   else await lossWatch.check();
 }
 
-/** The BullMQ worker of the sync queue. */
-function syncWorker(p: SyncWorkerParts): Worker {
-  const { log } = p.app;
-  const lockDuration = p.lockDuration;
-  const w = new Worker(SYNC_QUEUE, p.jobs.track(syncProcessor(p)), {
-    connection: p.redis,
-    prefix: p.app.prefix,
+/** The BullMQ worker of the sync queue: its jobs get the grace at shutdown, then their requests are dropped. */
+function syncWorker(p: SyncWorkerParts): QueueWorker<unknown> {
+  const { app } = p;
+  const { log } = app;
+  const w = startQueueWorker<unknown>({
+    queue: SYNC_QUEUE,
+    processor: (stops) => syncProcessor(p, stops),
+    graceMs: p.opts.graceMs ?? 7000,
+    clock: p.clock,
+    redis: p.redis,
+    prefix: app.prefix,
+    log,
+    processStopping: app.stopping,
     concurrency: p.concurrency,
-    lockDuration,
-    stalledInterval: p.stalledInterval,
-    maxStalledCount: 2,
-    autorun: true,
+    lock: configuredLock(app.config.worker, 2),
+    errorWhat: 'worker error',
   });
-  w.on('error', warnUnlessRedisDown(log, 'worker error'));
-  w.on('failed', (job, err) =>
+  w.worker.on('failed', (job, err) =>
     log.warn({ jobId: job?.id, name: job?.name, attemptsMade: job?.attemptsMade, reason: err.message }, 'job failed'),
   );
-  w.on('stalled', (jobId) => log.warn({ jobId }, 'job stalled: a worker died; it runs again'));
+  w.worker.on('stalled', (jobId) => log.warn({ jobId }, 'job stalled: a worker died; it runs again'));
   return w;
 }
-
-/** How the sync worker is closed: its jobs get the grace (then their requests are dropped) and a second more. */
-const closeOptions = (p: SyncWorkerParts, graceMs: number) => ({
-  jobs: p.jobs,
-  redisGone: redisGoneWhenClosing(p.app.stopping, p.stopping.signal, p.redis),
-  boundMs: graceMs + 1000,
-});
 
 /** Resolves when `signal` aborts (at once when it has). */
 const aborted = (signal: AbortSignal): Promise<void> =>
@@ -255,16 +246,7 @@ async function runSyncWorker(p: SyncWorkerParts, signal: AbortSignal): Promise<v
   await stopped;
   log.info('stopping: letting active syncs commit their page');
   p.stopping.abort();
-  const graceMs = p.opts.graceMs ?? 7000;
-  const grace = setTimeout(() => p.hardStop.abort(), graceMs);
-  grace.unref();
-  try {
-    // Not a bare w.close(): a stop just after start would close mid-handshake, and one with Redis gone would wait
-    // for it for ever (see closeWorker).
-    await closeWorker(w, closeOptions(p, graceMs));
-  } finally {
-    clearTimeout(grace);
-  }
+  await w.close();
   log.info('worker stopped');
 }
 
@@ -278,8 +260,6 @@ export function startSyncWorker(app: App, opts: SyncWorkerOptions = {}): SyncWor
   if (!redis) throw new TypeError('startSyncWorker needs an app with Redis (createApp profile "worker")');
   const queue = openSyncQueue(redis, app.prefix, warnUnlessRedisDown(log, 'queue error'));
   const writesQueue = openWritesQueue(redis, app.prefix, warnUnlessRedisDown(log, 'queue error'));
-  const lockDuration = app.config.worker?.lockDurationMs ?? 30_000;
-  const stopping = new AbortController();
   const p: SyncWorkerParts = {
     app,
     redis,
@@ -287,12 +267,9 @@ export function startSyncWorker(app: App, opts: SyncWorkerOptions = {}): SyncWor
     queue,
     writesQueue,
     retry: retryOf(app.config),
-    lockDuration,
-    stalledInterval: app.config.worker?.stalledIntervalMs ?? Math.min(30_000, lockDuration),
-    concurrency: opts.concurrency ?? app.config.worker?.concurrency ?? 2,
-    stopping,
-    hardStop: new AbortController(),
-    jobs: jobsInFlight(redisGoneWhenClosing(app.stopping, stopping.signal, redis)),
+    concurrency: opts.concurrency ?? app.config.worker.concurrency ?? 2,
+    clock: opts.clock ?? wallClock,
+    stopping: new AbortController(),
     worker: null,
     lossWatch: null,
   };
@@ -301,11 +278,7 @@ export function startSyncWorker(app: App, opts: SyncWorkerOptions = {}): SyncWor
     closing ??= (async () => {
       p.stopping.abort();
       p.lossWatch?.stop();
-      const steps: CloseStep[] = [
-        async () => (p.worker ? closeWorker(p.worker, closeOptions(p, p.opts.graceMs ?? 7000)) : undefined),
-        () => queue.close(),
-        () => writesQueue.close(),
-      ];
+      const steps: CloseStep[] = [async () => p.worker?.close(), () => queue.close(), () => writesQueue.close()];
       await closeAll(steps, 'the sync worker');
     })();
     return closing;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Worker } from 'bullmq';
+import type { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { applyWriteProcessor } from '../../jobs/apply-write.js';
 import { closeAll } from '../close-all.js';
@@ -7,18 +7,14 @@ import type { Config } from '../config/config-schema.js';
 import { describeError, UnderstudyError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { instrumentWriteWorker } from '../ops/instrument-writes.js';
-import {
-  type CloseWorkerOptions,
-  closeWorker,
-  type JobsInFlight,
-  jobsInFlight,
-  redisGoneWhenClosing,
-} from '../queue/close-worker.js';
 import { collectionLockKey, tryCollectionLock } from '../queue/collection-lock.js';
 import { warnUnlessRedisDown } from '../queue/error-listeners.js';
+import type { PeriodicTask } from '../queue/periodic-tasks.js';
+import { type QueueWorker, startQueueWorker, type WorkerStops } from '../queue/queue-worker.js';
 import { addCollectionJob, openSyncQueue, type SyncQueue } from '../queue/queues.js';
 import { createRecordOrder } from '../queue/redis-record-order.js';
 import { isPendingJob, openWritesQueue, WRITES_QUEUE, type WriteQueueHandle } from '../queue/write-queue.js';
+import { type ScheduleClock, wallClock } from '../sync/schedule-clock.js';
 import { type SyncAfterBulkDeps, syncAfterBulkWrite } from '../sync/sync-after-bulk-write.js';
 import { reconcileWriteLog } from '../writes/reconcile-write-log.js';
 import type { RunWriteDeps } from '../writes/run-write.js';
@@ -70,6 +66,8 @@ export interface WriteWorkerTuning {
    * Default `{ afterMs: 5000, retryInMs: 1000 }`; null turns it off.
    */
   readonly parking?: { readonly afterMs: number; readonly retryInMs: number } | null;
+  /** Where its periodic work (the write_log sweep, lock renewals) reads time; default the wall clock. */
+  readonly clock?: ScheduleClock;
 }
 
 export interface WriteWorker extends AsyncDisposable {
@@ -79,32 +77,31 @@ export interface WriteWorker extends AsyncDisposable {
   close(): Promise<void>;
 }
 
-/** Default of config `writes.maxRateLimitWaitMs`: a write gives up after an hour of 429s. */
-export const DEFAULT_MAX_RATE_LIMIT_WAIT_MS = 3_600_000;
-
-/** The tuning in force: the caller's, else config `writes` and `worker`. */
-function tuningOf(config: Config, tuning: WriteWorkerTuning): WriteWorkerTuning {
+/** The tuning in force: the caller's, else config `writes` and `worker` (their defaults are the schema's). */
+function tuningOf(config: Config, tuning: WriteWorkerTuning): WriteTuningInForce {
   return {
-    ...(config.writes?.attempts ? { attempts: config.writes.attempts } : {}),
-    ...(config.writes?.maxRateLimitWaitMs !== undefined
-      ? { maxRateLimitWaitMs: config.writes.maxRateLimitWaitMs }
-      : {}),
-    ...(config.worker?.lockDurationMs ? { lockDurationMs: config.worker.lockDurationMs } : {}),
-    ...(config.worker?.stalledIntervalMs ? { stalledIntervalMs: config.worker.stalledIntervalMs } : {}),
     ...tuning,
+    attempts: tuning.attempts ?? config.writes.attempts,
+    maxRateLimitWaitMs: tuning.maxRateLimitWaitMs ?? config.writes.maxRateLimitWaitMs,
+    lockDurationMs: tuning.lockDurationMs ?? config.worker.lockDurationMs,
+    ...(config.worker.stalledIntervalMs ? { stalledIntervalMs: config.worker.stalledIntervalMs } : {}),
+    ...(tuning.stalledIntervalMs ? { stalledIntervalMs: tuning.stalledIntervalMs } : {}),
   };
 }
+
+type WriteTuningInForce = WriteWorkerTuning &
+  Required<Pick<WriteWorkerTuning, 'attempts' | 'maxRateLimitWaitMs' | 'lockDurationMs'>>;
 
 /** What the write worker's parts share. */
 interface WriteWorkerParts {
   readonly app: App;
   readonly redis: Redis;
-  readonly opts: WriteWorkerTuning;
+  readonly opts: WriteTuningInForce;
   readonly log: Logger;
   readonly queue: WriteQueueHandle;
   /** The sync queue, opened on the first bulk write that queues a sync. */
   readonly syncQueue: () => SyncQueue;
-  readonly stopping: AbortSignal;
+  readonly clock: ScheduleClock;
 }
 
 /** The sync after a bulk write (src/sync/sync-after-bulk-write.ts) on the app's tenants, lock and sync queue. */
@@ -121,6 +118,7 @@ function afterBulkOf(p: WriteWorkerParts): RunWriteDeps['afterBulk'] {
         key: collectionLockKey(app.prefix, tenant, collection),
         token: `write-${randomUUID()}`,
         ttlMs: 60_000,
+        clock: p.clock,
         log,
       }),
     queueSync: (tenant, collection) => addCollectionJob(p.syncQueue(), { tenant, collection, mode: 'incremental' }),
@@ -132,7 +130,7 @@ function afterBulkOf(p: WriteWorkerParts): RunWriteDeps['afterBulk'] {
 }
 
 /** The write processor over the app's tenants (as the app holds them now), store, write log and record order. */
-function writeProcessor(p: WriteWorkerParts) {
+function writeProcessor(p: WriteWorkerParts, stops: WorkerStops) {
   const { app, opts, queue } = p;
   return applyWriteProcessor({
     tenantFor: (slug) => {
@@ -147,13 +145,13 @@ function writeProcessor(p: WriteWorkerParts) {
       if (job && (await job.getState()) === 'delayed') await job.promote().catch(() => undefined);
     },
     afterBulk: afterBulkOf(p),
-    attempts: opts.attempts ?? 8,
+    attempts: opts.attempts,
     backoff: { baseMs: opts.backoffMs ?? 1000, maxMs: opts.maxBackoffMs ?? 60_000 },
-    maxRateLimitWaitMs: opts.maxRateLimitWaitMs ?? DEFAULT_MAX_RATE_LIMIT_WAIT_MS,
+    maxRateLimitWaitMs: opts.maxRateLimitWaitMs,
     orderRecheckMs: opts.orderRecheckMs ?? 2000,
     ...(opts.parking === null ? {} : { parking: opts.parking ?? { afterMs: 5000, retryInMs: 1000 } }),
     othersWaiting: othersWaitingOn(app, queue, WRITE_HEAD_DEPTH),
-    stopping: p.stopping,
+    stopping: opts.stopping ? AbortSignal.any([opts.stopping, stops.hardStop]) : stops.hardStop,
     log: p.log,
     ...(opts.random ? { random: opts.random } : {}),
   });
@@ -164,55 +162,56 @@ const WRITE_HEAD_DEPTH = 20;
 
 /**
  * Keeps write_log in each job's final state, also when the process that ran it died: a sweep at start, then every
- * `everyMs`, and at once for a job found stalled (BullMQ requeued it, or failed it after too many stalls) or failed.
- * `stop()` ends the sweeps and waits for those running.
+ * `everyMs` (a periodic task of the worker), and at once for a job found stalled (BullMQ requeued it, or failed it
+ * after too many stalls) or failed. `settled()` waits for the sweeps running.
  */
-function sweepWriteLog(p: WriteWorkerParts, worker: Worker, everyMs: number): { stop(): Promise<void> } {
+function sweepWriteLog(p: WriteWorkerParts, everyMs: number) {
   const { queue, log } = p;
-  const reconcile = (jobIds?: readonly string[]) =>
-    reconcileWriteLog({ queue, writeLog: p.app.writeLog, log }, jobIds).catch((err: unknown) => {
+  const sweeps = new Set<Promise<number>>();
+  const sweep = (jobIds?: readonly string[]): Promise<number> => {
+    const run = reconcileWriteLog({ queue, writeLog: p.app.writeLog, log }, jobIds).catch((err: unknown) => {
       log.warn({ err: describeError(err) }, 'write_log sweep failed');
       return 0;
     });
-  const sweeps = new Set<Promise<number>>();
-  const track = (jobIds?: readonly string[]) => {
-    const sweep = reconcile(jobIds);
-    sweeps.add(sweep);
-    void sweep.finally(() => sweeps.delete(sweep)); // tracked in `sweeps`, awaited by stop()
+    sweeps.add(run);
+    void run.finally(() => sweeps.delete(run)); // tracked in `sweeps`, awaited by settled()
+    return run;
   };
-  track();
-  const timer = setInterval(() => track(), everyMs);
-  timer.unref();
-  worker.on('stalled', (jobId) => {
-    log.warn({ jobId }, 'write stalled: its worker died; BullMQ takes it up again or fails it');
-    track([jobId]);
-  });
-  worker.on('failed', (job) => {
-    if (job?.id) track([job.id]);
-  });
-  return {
-    async stop() {
-      clearInterval(timer);
-      await Promise.all([...sweeps]);
-    },
+  const task: PeriodicTask = { everyMs, atStart: true, run: () => sweep() };
+  const listen = (worker: Worker) => {
+    worker.on('stalled', (jobId) => {
+      log.warn({ jobId }, 'write stalled: its worker died; BullMQ takes it up again or fails it');
+      void sweep([jobId]);
+    });
+    worker.on('failed', (job) => {
+      if (job?.id) void sweep([job.id]);
+    });
   };
+  return { task, listen, settled: async () => void (await Promise.all([...sweeps])) };
 }
 
 /** The BullMQ worker of the writes queue, its lock and stall settings from the tuning. */
-function writesWorker(p: WriteWorkerParts, jobs: JobsInFlight): Worker {
-  const { opts, log } = p;
-  const lockDuration = opts.lockDurationMs ?? 30_000;
-  const worker = new Worker(WRITES_QUEUE, jobs.track(writeProcessor(p)), {
-    connection: p.redis,
-    prefix: p.app.prefix,
+function writesWorker(p: WriteWorkerParts, periodic: readonly PeriodicTask[]): QueueWorker<unknown> {
+  const { opts, app } = p;
+  return startQueueWorker<unknown>({
+    queue: WRITES_QUEUE,
+    processor: (stops) => writeProcessor(p, stops),
+    graceMs: opts.graceMs ?? 3000,
+    periodic,
+    clock: p.clock,
+    redis: p.redis,
+    prefix: app.prefix,
+    log: p.log,
+    processStopping: app.stopping,
     concurrency: opts.concurrency ?? 8,
-    autorun: true,
-    lockDuration,
-    stalledInterval: opts.stalledIntervalMs ?? Math.min(30_000, lockDuration),
-    maxStalledCount: opts.maxStalledCount ?? 1,
+    lock: {
+      lockDurationMs: opts.lockDurationMs,
+      stalledIntervalMs: opts.stalledIntervalMs,
+      maxStalledCount: opts.maxStalledCount ?? 1,
+    },
+    errorWhat: 'write worker error',
+    hardStopReason: new UnderstudyError('US_ABORTED', 'write worker closing'),
   });
-  worker.on('error', warnUnlessRedisDown(log, 'write worker error'));
-  return worker;
 }
 
 /**
@@ -226,7 +225,6 @@ export async function startWriteWorker(app: App, tuning: WriteWorkerTuning = {})
   const redis = app.redis;
   if (!redis) throw new TypeError('startWriteWorker needs an app with Redis (createApp profile "worker")');
   const opts = tuningOf(app.config, tuning);
-  const stop = new AbortController();
   const log = app.log.child({ queue: WRITES_QUEUE });
   const queue = openWritesQueue(redis, app.prefix, warnUnlessRedisDown(log, 'queue error'));
   let syncQueue: SyncQueue | null = null;
@@ -240,54 +238,24 @@ export async function startWriteWorker(app: App, tuning: WriteWorkerTuning = {})
       syncQueue ??= openSyncQueue(redis, app.prefix, warnUnlessRedisDown(app.log, 'queue error'));
       return syncQueue;
     },
-    stopping: opts.stopping ? AbortSignal.any([opts.stopping, stop.signal]) : stop.signal,
+    clock: opts.clock ?? wallClock,
   };
-  // Set when close() begins (`stop` aborts only once the grace is over).
-  const closing = new AbortController();
-  const redisGone = redisGoneWhenClosing(app.stopping, closing.signal, redis);
-  const jobs = jobsInFlight(redisGone);
-  const worker = writesWorker(p, jobs);
-  const sweeps = sweepWriteLog(p, worker, opts.sweepEveryMs ?? 60_000);
+  const sweeps = sweepWriteLog(p, opts.sweepEveryMs ?? 60_000);
   // Not awaited: with Redis down at start the worker keeps reconnecting in the background, and the process must
   // still answer SIGTERM. BullMQ takes jobs once connected, including those queued before.
+  const qw = writesWorker(p, [sweeps.task]);
+  sweeps.listen(qw.worker);
   const tenants = app.tenants().map((t) => t.resolved.slug);
   p.log.info({ tenants, concurrency: opts.concurrency ?? 8 }, 'write worker started');
-  if (app.metrics) instrumentWriteWorker(worker, app.metrics);
+  if (app.metrics) instrumentWriteWorker(qw.worker, app.metrics);
 
   let closed: Promise<void> | null = null;
   const close = (): Promise<void> => {
-    closing.abort();
     closed ??= closeAll(
-      [
-        () => closeWithGrace(worker, stop, opts.graceMs ?? 3000, { jobs, redisGone }),
-        () => sweeps.stop(),
-        () => queue.close(),
-        async () => syncQueue?.close(),
-      ],
+      [() => qw.close(), () => sweeps.settled(), () => queue.close(), async () => syncQueue?.close()],
       'the write worker',
     );
     return closed;
   };
-  return { worker, queue, close, [Symbol.asyncDispose]: close };
-}
-
-/**
- * Closes the worker; writes in flight get `graceMs` to finish, then their waits and requests are aborted (and the
- * close is left to the process' exit a second later).
- */
-async function closeWithGrace(
-  worker: Worker,
-  stop: AbortController,
-  graceMs: number,
-  jobs: Pick<CloseWorkerOptions, 'jobs' | 'redisGone'>,
-): Promise<void> {
-  const grace = setTimeout(() => stop.abort(new UnderstudyError('US_ABORTED', 'write worker closing')), graceMs);
-  grace.unref();
-  try {
-    // Not a bare worker.close(): closing mid-handshake would leave BullMQ an unhandled rejection, and with Redis
-    // gone it would wait for it for ever.
-    await closeWorker(worker, { ...jobs, boundMs: graceMs + 1000 });
-  } finally {
-    clearTimeout(grace);
-  }
+  return { worker: qw.worker, queue, close, [Symbol.asyncDispose]: close };
 }

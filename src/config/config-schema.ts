@@ -251,15 +251,18 @@ export const ConfigSchema = v.strictObject({
       concurrency: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
       attempts: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
       backoffMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
-      lockDurationMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1000))),
+      /** BullMQ's job lock: a job whose worker died is taken up again once it expires. */
+      lockDurationMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1000)), 30_000),
+      /** How often stalled jobs are looked for (default min(30000, lockDurationMs)). */
       stalledIntervalMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(500))),
       /** A sync waiting this long for its key's read budget gives its slot back, when other keys' syncs wait. */
-      parkAfterMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(10))),
+      parkAfterMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(10)), 2000),
       /** How long a parked sync stays out of the queue before it asks for the budget again. */
-      parkForMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(10))),
+      parkForMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(10)), 5000),
       /** How long a worker waits for Redis at its first start before it exits 1 (default 30000). */
       redisStartTimeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(100))),
     }),
+    {},
   ),
   /** Sync tuning (issue 10); every field optional. */
   sync: v.optional(
@@ -279,6 +282,7 @@ export const ConfigSchema = v.strictObject({
       /** Total time a write may spend on 429s before it fails (1 hour). */
       maxRateLimitWaitMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 3_600_000),
     }),
+    {},
   ),
   /** The change log (`changes` table); every field optional. */
   changes: v.optional(
@@ -286,6 +290,7 @@ export const ConfigSchema = v.strictObject({
       /** Changes older than this many days are pruned by the worker (hourly). */
       retainDays: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(36_500)), 30),
     }),
+    {},
   ),
   /** Longest upstream response body read, in bytes (enforced while streaming); over it the request fails. */
   maxResponseBytes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1024)), 32 * 1024 * 1024),

@@ -30,8 +30,11 @@ export function parseConfig(raw: unknown, source = 'config'): Config {
   return parsed.output;
 }
 
-/** A database given as a URL (`postgres://…`) is not a path. */
-const isUrl = (s: string): boolean => /^[a-z][a-z0-9+.-]*:\/\//i.test(s);
+/**
+ * A database given as a URL is not a path (which engine a URL names is the dialect's question, src/store/dialect.ts;
+ * here any URL is left as it is).
+ */
+const isUrl = (s: string): boolean => URL.canParse(s);
 
 /**
  * Reads and validates a JSON config file. A relative `database` in it is read from the config file's folder, so

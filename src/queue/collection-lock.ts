@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { describeError } from '../errors.js';
 import type { Logger } from '../log.js';
+import type { ScheduleClock } from '../sync/schedule-clock.js';
 import { isRedisConnectionError } from './redis-settings.js';
 
 /** Deletes or extends the lock only while it still holds our token. KEYS: [lock]. ARGV: [token, ms?]. */
@@ -43,6 +44,8 @@ export async function tryCollectionLock(opts: {
   readonly key: string;
   readonly token: string;
   readonly ttlMs: number;
+  /** Where the renewals tick. */
+  readonly clock: Pick<ScheduleClock, 'every'>;
   readonly log: Logger;
 }): Promise<LockAttempt> {
   const redis = withCommands(opts.redis);
@@ -53,30 +56,26 @@ export async function tryCollectionLock(opts: {
     // Try again when it expires, but at least every 2 s: a holder that finishes early deletes it.
     return { held: false, retryInMs: Math.max(100, Math.min(pttl > 0 ? pttl : ttlMs, 2000)) };
   }
-  const timer = setInterval(
-    () => {
-      // A failed renewal (Redis briefly away) is retried on the next tick; the TTL covers two missed ticks.
-      redis.understudyLockRenew(key, token, ttlMs).then(
-        (n) => {
-          if (Number(n) === 0) log.warn({ lock: key }, 'sync lock lost: another process may take over');
-        },
-        (err: unknown) => {
-          // Redis down is what the connection's own lines report; the TTL covers two missed ticks.
-          if (!isRedisConnectionError(err))
-            log.warn({ reason: describeError(err), lock: key }, 'sync lock renewal failed');
-        },
-      );
-    },
-    Math.max(100, Math.floor(ttlMs / 3)),
-  );
-  timer.unref();
+  const renewals = opts.clock.every(Math.max(100, Math.floor(ttlMs / 3)), () => {
+    // A failed renewal (Redis briefly away) is retried on the next tick; the TTL covers two missed ticks.
+    redis.understudyLockRenew(key, token, ttlMs).then(
+      (n) => {
+        if (Number(n) === 0) log.warn({ lock: key }, 'sync lock lost: another process may take over');
+      },
+      (err: unknown) => {
+        // Redis down is what the connection's own lines report; the TTL covers two missed ticks.
+        if (!isRedisConnectionError(err))
+          log.warn({ reason: describeError(err), lock: key }, 'sync lock renewal failed');
+      },
+    );
+  });
   let released: Promise<void> | null = null;
   return {
     held: true,
     lock: {
       release: () => {
         released ??= (async () => {
-          clearInterval(timer);
+          await renewals.stop();
           await redis.understudyLockRelease(key, token).catch((err: unknown) => {
             // Redis unreachable (at a stop, say): the connection's own lines say so.
             const level = isRedisConnectionError(err) ? 'debug' : 'warn';

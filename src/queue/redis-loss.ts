@@ -1,6 +1,7 @@
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../log.js';
+import type { ScheduleClock } from '../sync/schedule-clock.js';
 import { isRedisConnectionError } from './redis-settings.js';
 
 const COUNTED = ['waiting', 'delayed', 'active', 'prioritized', 'paused'] as const;
@@ -31,6 +32,8 @@ export interface RedisLossWatchOptions {
   readonly queues: readonly Queue[];
   /** How often to look (also on every reconnect); default 5000 ms. */
   readonly intervalMs?: number;
+  /** Where the looks tick (`wallClock` in a process). */
+  readonly clock: Pick<ScheduleClock, 'every'>;
   /** Puts back what the worker can rebuild (its job schedulers); resolves to the scheduler ids recreated. */
   readonly recover: () => Promise<readonly string[]>;
   readonly log: Logger;
@@ -123,14 +126,13 @@ export function watchRedisLoss(opts: RedisLossWatchOptions): RedisLossWatch {
       if (!isRedisConnectionError(err)) log.warn({ reason: (err as Error).message }, 'Redis loss check failed');
     });
   };
-  const timer = setInterval(tick, opts.intervalMs ?? 5000);
-  timer.unref();
+  const ticker = opts.clock.every(opts.intervalMs ?? 5000, tick);
   // A reconnect is when a restart without persistence shows: look at once.
   redis.on('ready', tick);
   return {
     check,
     stop() {
-      clearInterval(timer);
+      void ticker.stop();
       redis.off('ready', tick);
     },
   };

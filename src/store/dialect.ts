@@ -6,7 +6,7 @@ import type { ReadOnlyQuery } from './read-only-query.js';
 import type { SearchHit, SearchQuery } from './search-query.js';
 import { sqliteDialect } from './sqlite/sqlite-dialect.js';
 
-export { DatabaseUnreachableError } from './postgres/database-unreachable-error.js';
+export { DatabaseUnreachableError } from './database-unreachable-error.js';
 
 /** A mirror opened read-only by a command that only reads it, with what only such a connection can do. */
 export interface ReaderConnection extends MirrorConnection {

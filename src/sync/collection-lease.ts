@@ -4,6 +4,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { Clock } from '../vocabulary/clock.js';
 import type { CollectionSlug } from '../vocabulary/collections.js';
 import type { TenantSlug } from '../vocabulary/ids.js';
+import { type ScheduleClock, wallClock } from './schedule-clock.js';
 import type { Lease, Store } from './store-port.js';
 
 /** A crashed holder's lease expires after this long; a live holder renews it every third of it. */
@@ -70,29 +71,30 @@ export async function takeLease(
  * `onLost` is called once if a renewal finds it changed hands: the run must stop, its commits are refused anyway.
  * A renewal that fails for another reason (the database busy) is left to the next one, or to the next commit.
  */
-export function keepLease(store: Store, lease: Lease, onLost: () => void): { stop(): Promise<void> } {
+export function keepLease(
+  store: Store,
+  lease: Lease,
+  onLost: () => void,
+  clock: Pick<ScheduleClock, 'every'> = wallClock,
+): { stop(): Promise<void> } {
   let inFlight: Promise<void> = Promise.resolve();
   let stopped = false;
-  const timer = setInterval(
-    () => {
-      inFlight = store.renewLease(lease).then(
-        (held) => {
-          if (!held && !stopped) {
-            stopped = true;
-            clearInterval(timer);
-            onLost();
-          }
-        },
-        () => undefined,
-      );
-    },
-    Math.max(10, Math.floor(lease.ttlMs / 3)),
-  );
-  timer.unref();
+  const renewals = clock.every(Math.max(10, Math.floor(lease.ttlMs / 3)), () => {
+    inFlight = store.renewLease(lease).then(
+      (held) => {
+        if (!held && !stopped) {
+          stopped = true;
+          void renewals.stop();
+          onLost();
+        }
+      },
+      () => undefined,
+    );
+  });
   return {
     async stop() {
       stopped = true;
-      clearInterval(timer);
+      await renewals.stop();
       await inFlight;
     },
   };

@@ -113,6 +113,14 @@ export interface CheckDeps {
 }
 
 /** Why a collection was not compared while a sync of it runs: its rows are moving. */
+/** Scheduled checks of one tenant run at most this often, whatever `checkCron` says (each costs reads). */
+export const MIN_CHECK_INTERVAL_MS = 60_000;
+
+/** Whether `tenant` was checked less than `MIN_CHECK_INTERVAL_MS` before `now` (a scheduled check then waits). */
+export const checkedRecently = (checks: readonly StoredCheck[], tenant: string, now: number): boolean =>
+  now - checks.filter((c) => c.tenant === tenant).reduce((m, c) => Math.max(m, Date.parse(c.checkedAt)), 0) <
+  MIN_CHECK_INTERVAL_MS;
+
 export const SYNC_RUNNING = 'a sync of it is running';
 
 const sample = (ids: readonly string[]) => ids.slice(0, SAMPLE_IDS);

@@ -199,6 +199,25 @@ describe('import rules (docs/architecture.md)', () => {
     expect(show(from('src/sync', 'src/writes').filter((i) => infra.some((p) => p(i))))).toEqual([]);
   });
 
+  it('the database drivers (pg, pg-cursor, better-sqlite3) are imported only in their engine folders', () => {
+    const drivers = ['pg', 'pg-cursor', 'better-sqlite3'].map(pkg);
+    const home = (i: Import) => /^src\/store\/(sqlite|postgres)\//.test(i.file);
+    expect(show(all.filter((i) => drivers.some((p) => p(i)) && !home(i)))).toEqual([]);
+  });
+
+  it("no source file but src/store/dialect.ts tests a database URL's scheme (dialectFor is the one chooser)", () => {
+    // A scheme in a pattern or a prefix test: /^postgres(ql)?:\/\//, /^[a-z][a-z0-9+.-]*:\/\//, startsWith('postgres.
+    const schemeTest =
+      /\/\^\(?postgres|\/\^\[a-z\]\[a-z0-9[^\]]*\]\*:|startsWith\(\s*['"`]postgres|isPostgres|isSqlite/i;
+    const offenders = [...sourceFiles('src'), ...sourceFiles('jobs')].filter(
+      (f) =>
+        f !== 'src/store/dialect.ts' &&
+        !/^src\/store\/(sqlite|postgres)\//.test(f) &&
+        schemeTest.test(readFileSync(join(root, f), 'utf8')),
+    );
+    expect(offenders).toEqual([]);
+  });
+
   it('sync and writes import nothing from jobs/, app/, cli/ or queue/', () => {
     const outer = ['jobs', 'src/app', 'src/cli', 'src/queue'].map(under);
     expect(show(from('src/sync', 'src/writes').filter((i) => outer.some((p) => p(i))))).toEqual([]);

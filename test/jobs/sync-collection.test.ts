@@ -7,6 +7,7 @@ import { UnderstudyError } from '../../src/errors.js';
 import { GateParkedError } from '../../src/partners/gate-parking.js';
 import { collectionLockKey } from '../../src/queue/collection-lock.js';
 import type { CollectionOutcome } from '../../src/sync/run-collection-job.js';
+import { wallClock } from '../../src/sync/schedule-clock.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { silentLog } from '../helpers/sync-harness.js';
 
@@ -50,6 +51,7 @@ function setup(o: Partial<CollectionProcessorDeps> = {}) {
     redis,
     prefix,
     lockTtlMs: 10_000,
+    clock: wallClock,
     stopping: new AbortController().signal,
     log: silentLog,
     ...o,

@@ -16,6 +16,7 @@ import {
   type SyncQueue,
 } from '../../src/queue/queues.js';
 import { reconcileSchedules, schedulesFor } from '../../src/queue/schedules.js';
+import { wallClock } from '../../src/sync/schedule-clock.js';
 import { tenantSlug } from '../../src/vocabulary/ids.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 
@@ -107,7 +108,7 @@ describe('sync queue', () => {
       running--;
       return outcome();
     };
-    const deps = { runCollection, redis: connect(), prefix, lockTtlMs: 2000, stopping, log };
+    const deps = { runCollection, redis: connect(), prefix, lockTtlMs: 2000, clock: wallClock, stopping, log };
     worker(prefix, syncCollectionProcessor(deps), 2);
     worker(prefix, syncCollectionProcessor({ ...deps, redis: connect() }), 2);
     await addCollectionJob(queue, { tenant, collection: 'series', mode: 'incremental' });
@@ -141,7 +142,16 @@ describe('sync queue', () => {
     // Venues read the ids that mirrored events point at: they wait while an events sync is pending.
     const prerequisitesPending = async (data: { tenant: string; collection: string }) =>
       data.collection === 'venues' && (await collectionSyncPending(queue, data.tenant, 'events'));
-    const deps = { runCollection, prerequisitesPending, redis: connect(), prefix, lockTtlMs: 2000, stopping, log };
+    const deps = {
+      runCollection,
+      prerequisitesPending,
+      redis: connect(),
+      prefix,
+      lockTtlMs: 2000,
+      clock: wallClock,
+      stopping,
+      log,
+    };
     worker(prefix, syncCollectionProcessor(deps), 2);
     await addCollectionJob(queue, { tenant, collection: 'events', mode: 'full' });
     await vi.waitFor(() => expect(order).toEqual(['events']));
@@ -173,6 +183,7 @@ describe('sync queue', () => {
         redis: connect(),
         prefix,
         lockTtlMs: 2000,
+        clock: wallClock,
         stopping: new AbortController().signal,
         log,
       }),

@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it, onTestFinished } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { sentinelKey, watchRedisLoss } from '../../src/queue/redis-loss.js';
+import { wallClock } from '../../src/sync/schedule-clock.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 
 let server: TestRedis;
@@ -25,6 +26,7 @@ it('looks again after a recovery that failed, instead of taking the loss as hand
     prefix,
     queues: [],
     intervalMs: 3_600_000,
+    clock: wallClock,
     log: createLogger({ level: 'silent' }),
     recover: async () => {
       attempts++;

@@ -1,10 +1,10 @@
 import type { Dialect } from '../dialect.js';
 import { postgresBackupRefused } from './backup-refused.js';
-import { hidePassword } from './database-unreachable-error.js';
 import { postgresCatalog } from './postgres-catalog.js';
 import { connectPostgres, postgresEngine } from './postgres-engine.js';
 import { openPostgresQuery } from './postgres-query.js';
 import { searchPostgres } from './postgres-search.js';
+import { hidePassword } from './postgres-unreachable.js';
 
 /**
  * The PostgreSQL database at `url`: a pool of four connections for a writer, one for a reader (every transaction

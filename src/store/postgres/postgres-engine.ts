@@ -2,8 +2,8 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from '../db-schema.js';
 import type { StoreEngine } from '../engine.js';
-import { DatabaseUnreachableError } from './database-unreachable-error.js';
 import { poolConfig } from './pool-config.js';
+import { postgresUnreachable } from './postgres-unreachable.js';
 
 /** PostgreSQL's limit on bound parameters per statement. */
 const PG_MAX_PARAMETERS = 65535;
@@ -66,7 +66,7 @@ export async function connectPostgres(url: string, opts: PostgresEngineOptions =
     await sql`select 1`.execute(engine.db);
   } catch (err) {
     await engine.close().catch(() => undefined);
-    throw new DatabaseUnreachableError(url, err);
+    throw postgresUnreachable(url, err);
   }
   return engine;
 }

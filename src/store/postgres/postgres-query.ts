@@ -3,8 +3,8 @@ import Cursor from 'pg-cursor';
 import { UnderstudyError, UsageError } from '../../errors.js';
 import { type ColumnKind, leadingVerb, type ReadOnlyQuery } from '../read-only-query.js';
 import { JSON_COLUMNS } from '../schema-catalog.js';
-import { DatabaseUnreachableError } from './database-unreachable-error.js';
 import { poolConfig } from './pool-config.js';
+import { postgresUnreachable } from './postgres-unreachable.js';
 
 /** Statements that only read (a read-only transaction refuses the rest anyway; this says so before sending). */
 const READING_VERBS = new Set(['SELECT', 'WITH', 'VALUES', 'TABLE', 'EXPLAIN', 'SHOW']);
@@ -89,7 +89,7 @@ export async function openPostgresQuery(
   try {
     await client.connect();
   } catch (err) {
-    throw new DatabaseUnreachableError(url, err);
+    throw postgresUnreachable(url, err);
   }
   const end = async () => {
     await client.query('ROLLBACK').catch(() => undefined);
