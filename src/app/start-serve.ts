@@ -17,7 +17,7 @@ import { serveProcessesKey } from '../queue/serve-processes.js';
 import { createWriteQueue, isPendingJob, openWritesQueue } from '../queue/write-queue.js';
 import { serveApp } from '../serve/serve-app.js';
 import type { ServeContext, ServeEnv } from '../serve/serve-context.js';
-import { serveMetrics } from '../serve/serve-metrics.js';
+import { type ServeMetrics, serveMetrics } from '../serve/serve-metrics.js';
 import { resolveServeTokens, type ServeToken } from '../serve/serve-tokens.js';
 import { tokenRateLimit } from '../serve/token-rate-limit.js';
 import { wallClock } from '../sync/schedule-clock.js';
@@ -57,17 +57,28 @@ const DEFAULT_GRACE_MS = 3000;
 /** How often, while stopping, connections whose requests have finished are dropped. */
 const IDLE_SWEEP_MS = 50;
 
-/**
- * Starts `understudy serve`: tokens checked first (a `ConfigError` naming `api.tokens.N` before anything is opened),
- * then Redis, the write client, the HTTP server, SIGHUP (tokens and config re-read) and the heartbeat.
- */
-export async function startServe(opts: StartServeOptions): Promise<RunningServe> {
-  const current = { config: opts.config, tokens: resolveServeTokens(opts.config, opts.env) as readonly ServeToken[] };
-  // Reconnecting: a Redis restart must not leave a running serve answering 503 until it is restarted too.
-  const app = await createApp(opts.config, opts.env, { profile: 'queue', log: opts.log, reconnect: true });
+/** What a running serve holds and may change on SIGHUP: the config and the tokens. */
+interface ServeState {
+  config: Config;
+  tokens: readonly ServeToken[];
+}
+
+type QueueAppOf = Awaited<ReturnType<typeof openServeApp>>;
+
+/** Redis (reconnecting: a Redis restart must not leave serve answering 503 until it is restarted too), the mirror. */
+const openServeApp = (opts: StartServeOptions) =>
+  createApp(opts.config, opts.env, { profile: 'queue', log: opts.log, reconnect: true });
+
+/** The context of serve's routes: the write client, the queue, the rate limit, the state SIGHUP replaces. */
+async function serveContext(
+  app: QueueAppOf,
+  current: ServeState,
+  opts: StartServeOptions,
+  stopping: AbortSignal,
+  metrics: ServeMetrics | undefined,
+): Promise<ServeContext> {
   const { redis } = app;
   const { prefix } = app.redisSettings;
-  const stopping = new AbortController();
   const writes = await createWriteQueue({
     connection: redis,
     prefix,
@@ -84,56 +95,62 @@ export async function startServe(opts: StartServeOptions): Promise<RunningServe>
     onWarning: (w) => opts.log.warn({ code: w.code }, w.message),
   });
   const queue = openWritesQueue(redis, prefix, errorsFailTheCalls);
-  const order = createRecordOrder({ redis, prefix, isPending: (id) => isPendingJob(queue, id) });
-  const ops = opts.opsPort !== undefined ? createOpsMetrics() : null;
-  const metrics = ops ? serveMetrics(ops.registry) : undefined;
   const rate = tokenRateLimit(redis, prefix, () => current.config.api?.rateLimit ?? 600);
-  const ctx: ServeContext = {
+  return {
     config: () => current.config,
     tokens: () => current.tokens,
     writes,
     queue,
-    order,
+    order: createRecordOrder({ redis, prefix, isPending: (id) => isPendingJob(queue, id) }),
     mirror: () => app.mirror(),
     writableWriteLog: () => app.writableWriteLog(),
     rate: (name) => rate(name),
     log: opts.log,
-    stopping: stopping.signal,
+    stopping,
     refused: (status, token) => metrics?.refused(status, token),
   };
-  const maxBody = opts.config.writes?.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  const http = serveApp(ctx, {
-    // Whitespace is not counted against the body cap (compact JSON), so allow some before refusing the raw text.
-    maxRequestBytes: 4 * maxBody,
-    corsOrigins: opts.config.api?.cors?.origins ?? [],
-    ...(metrics ? { metrics } : {}),
-    ...(opts.extraRoutes ? { extraRoutes: opts.extraRoutes } : {}),
-  });
-  const host = opts.host ?? '127.0.0.1';
-  const server = serve({ fetch: http.fetch, port: opts.port ?? 8080, hostname: host }) as Server;
+}
+
+/** Listens; resolves with the server and the URL it answers at. */
+async function listen(fetch: Hono<ServeEnv>['fetch'], port: number, host: string) {
+  const server = serve({ fetch, port, hostname: host }) as Server;
   await Promise.race([
     once(server, 'listening'),
     once(server, 'error').then(([err]) => {
       throw err;
     }),
-  ]).catch(async (err: unknown) => {
-    await closeAll([() => queue.close(), () => writes.close(), () => app.close()], 'serve');
-    throw err;
-  });
-  const { port } = server.address() as AddressInfo;
+  ]);
+  const bound = (server.address() as AddressInfo).port;
   const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
-  const url = `http://${shown.includes(':') ? `[${shown}]` : shown}:${port}`;
-  let opsServer: OpsServer | null = null;
-  if (ops && opts.opsPort !== undefined) {
-    opsServer = await startOpsServer({
-      port: opts.opsPort,
-      ...(opts.opsHost ? { host: opts.opsHost } : {}),
-      metrics: ops,
-      ready: () => runChecks({ redis: redisCheck(redis) }),
-      log: opts.log,
-    });
-  }
-  const sighup = watchSighup({
+  return { server, port: bound, url: `http://${shown.includes(':') ? `[${shown}]` : shown}:${bound}` };
+}
+
+/** Says every 15 s that this process serves at `url` (`status` lists those seen in the last minute). */
+async function startHeartbeat(redis: QueueAppOf['redis'], prefix: string, url: string, log: Logger) {
+  const key = serveProcessesKey(prefix);
+  const member = JSON.stringify({ host: hostname(), pid: process.pid, url, startedAt: new Date().toISOString() });
+  const beat = async () => {
+    const now = Date.now();
+    await redis
+      .multi()
+      .zadd(key, now, member)
+      .zremrangebyscore(key, 0, now - 3600_000)
+      .exec()
+      .catch((err: unknown) => log.warn({ err: String(err) }, 'serve heartbeat not written'));
+  };
+  await beat();
+  const ticker = wallClock.every(HEARTBEAT_MS, () => void beat());
+  return {
+    async stop() {
+      await ticker.stop();
+      await redis.zrem(key, member).catch(() => undefined);
+    },
+  };
+}
+
+/** SIGHUP: the config and the tokens read again; a bad token keeps the old ones (logged). */
+const reloadOnSighup = (current: ServeState, opts: StartServeOptions) =>
+  watchSighup({
     configPath: opts.configPath,
     initial: opts.config,
     log: opts.log,
@@ -147,18 +164,59 @@ export async function startServe(opts: StartServeOptions): Promise<RunningServe>
       },
     },
   });
-  const member = JSON.stringify({ host: hostname(), pid: process.pid, url, startedAt: new Date().toISOString() });
-  const beat = async () => {
-    const now = Date.now();
-    await redis
-      .multi()
-      .zadd(serveProcessesKey(prefix), now, member)
-      .zremrangebyscore(serveProcessesKey(prefix), 0, now - 3600_000)
-      .exec()
-      .catch((err: unknown) => opts.log.warn({ err: String(err) }, 'serve heartbeat not written'));
-  };
-  await beat();
-  const heartbeat = wallClock.every(HEARTBEAT_MS, () => void beat());
+
+/**
+ * Stops taking requests and lets those in flight finish: `server.close()` drops the connections idle now; one whose
+ * request ends later (a stream, a wait) stays open as keep-alive until the grace is over unless it is dropped once
+ * idle too. After `graceMs` every connection is dropped.
+ */
+async function drain(server: Server, graceMs: number): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  const sweep = wallClock.every(IDLE_SWEEP_MS, () => server.closeIdleConnections());
+  server.closeIdleConnections();
+  const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+  await closed;
+  clearTimeout(timer);
+  await sweep.stop();
+}
+
+/**
+ * Starts `understudy serve`: tokens checked first (a `ConfigError` naming `api.tokens.N` before anything is opened),
+ * then Redis, the write client, the HTTP server, SIGHUP (tokens and config re-read) and the heartbeat.
+ */
+export async function startServe(opts: StartServeOptions): Promise<RunningServe> {
+  const current: ServeState = { config: opts.config, tokens: resolveServeTokens(opts.config, opts.env) };
+  const app = await openServeApp(opts);
+  const stopping = new AbortController();
+  const ops = opts.opsPort !== undefined ? createOpsMetrics() : null;
+  const metrics = ops ? serveMetrics(ops.registry) : undefined;
+  const ctx = await serveContext(app, current, opts, stopping.signal, metrics);
+  const closeParts = () => closeAll([() => ctx.queue.close(), () => ctx.writes.close(), () => app.close()], 'serve');
+  const http = serveApp(ctx, {
+    // Whitespace is not counted against the body cap (compact JSON), so allow some before refusing the raw text.
+    maxRequestBytes: 4 * (opts.config.writes?.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES),
+    corsOrigins: opts.config.api?.cors?.origins ?? [],
+    ...(metrics ? { metrics } : {}),
+    ...(opts.extraRoutes ? { extraRoutes: opts.extraRoutes } : {}),
+  });
+  const { server, port, url } = await listen(http.fetch, opts.port ?? 8080, opts.host ?? '127.0.0.1').catch(
+    async (err: unknown) => {
+      await closeParts();
+      throw err;
+    },
+  );
+  const opsServer: OpsServer | null =
+    ops && opts.opsPort !== undefined
+      ? await startOpsServer({
+          port: opts.opsPort,
+          ...(opts.opsHost ? { host: opts.opsHost } : {}),
+          metrics: ops,
+          ready: () => runChecks({ redis: redisCheck(app.redis) }),
+          log: opts.log,
+        })
+      : null;
+  const sighup = reloadOnSighup(current, opts);
+  const heartbeat = await startHeartbeat(app.redis, app.redisSettings.prefix, url, opts.log);
   opts.log.info({ url, tokens: current.tokens.map((t) => t.name) }, 'serve listening');
   let closing: Promise<void> | null = null;
   return {
@@ -169,28 +227,8 @@ export async function startServe(opts: StartServeOptions): Promise<RunningServe>
       closing ??= (async () => {
         stopping.abort();
         await heartbeat.stop();
-        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-        // server.close() drops the connections idle now; one whose request ends later (a stream, a wait) stays open
-        // as keep-alive until the grace is over unless it is dropped once idle too.
-        const sweep = wallClock.every(IDLE_SWEEP_MS, () => server.closeIdleConnections());
-        server.closeIdleConnections();
-        const timer = setTimeout(() => server.closeAllConnections(), graceMs);
-        await closed;
-        clearTimeout(timer);
-        await sweep.stop();
-        await closeAll(
-          [
-            () => sighup.close(),
-            async () => opsServer?.close(),
-            async () => {
-              await redis.zrem(serveProcessesKey(prefix), member).catch(() => undefined);
-            },
-            () => queue.close(),
-            () => writes.close(),
-            () => app.close(),
-          ],
-          'serve',
-        );
+        await drain(server, graceMs);
+        await closeAll([() => sighup.close(), async () => opsServer?.close(), closeParts], 'serve');
       })();
       return closing;
     },
