@@ -72,6 +72,8 @@ export interface ChangeLog {
   read(filter: ChangeFilter): Promise<Change[]>;
   /** The greatest `seq` committed so far (0 when the log is empty). */
   lastSeq(): Promise<number>;
+  /** The smallest `seq` still kept (older ones were pruned); null when the log is empty. */
+  firstSeq(): Promise<number | null>;
   /** Deletes the changes committed before `before` (ISO); returns how many. */
   prune(before: string): Promise<number>;
   /**
@@ -92,4 +94,5 @@ export interface ChangeLog {
 }
 
 /** What a read-only look at the change feed needs (`changes`, `status`): the log, the endpoints, the last checks. */
-export type ChangeFeedReader = Pick<ChangeLog, 'read' | 'lastSeq' | 'endpoints'> & Pick<CheckStore, 'lastChecks'>;
+export type ChangeFeedReader = Pick<ChangeLog, 'read' | 'lastSeq' | 'firstSeq' | 'endpoints'> &
+  Pick<CheckStore, 'lastChecks'>;

@@ -4,13 +4,13 @@ import type { Change, ChangeFeedReader, ChangeFilter } from '../changes/change-l
 import { databasePath } from '../config/database-path.js';
 import { loadConfigFile } from '../config/load-config.js';
 import { UsageError } from '../errors.js';
-import { DELETE_REASONS } from '../sync/store-port.js';
+import { CHANGE_KINDS, DELETE_REASONS } from '../sync/store-port.js';
 import { collectionFlags } from './collection-flag.js';
 import { printHelp } from './command-help.js';
 import { parseFlags } from './parse-flags.js';
 import { CHANGES_SPEC } from './specs/changes-spec.js';
 
-const KINDS = ['insert', 'update', 'delete', 'revive'];
+const KINDS: readonly string[] = CHANGE_KINDS;
 const REASONS: readonly string[] = DELETE_REASONS;
 /** Rows read per query: output streams, whatever the log's length. */
 const CHUNK = 1000;

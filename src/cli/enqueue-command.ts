@@ -3,10 +3,8 @@ import { loadConfigFile } from '../config/load-config.js';
 import { ConfigError, UsageError } from '../errors.js';
 import { createWriteQueue } from '../queue/write-queue.js';
 import { collectionNamed } from '../vocabulary/collections.js';
-import { parseExactJson } from '../vocabulary/exact-json.js';
 import { tenantSlug } from '../vocabulary/ids.js';
-import { literalProblemIn } from '../writes/exact-body.js';
-import { DEFAULT_MAX_BODY_BYTES, parseOp, WriteValidationError } from '../writes/validate-write.js';
+import { DEFAULT_MAX_BODY_BYTES, parseOp, parseWriteBody, WriteValidationError } from '../writes/validate-write.js';
 import { printHelp } from './command-help.js';
 import { parseFlags } from './parse-flags.js';
 import { ENQUEUE_SPEC } from './specs/enqueue-spec.js';
@@ -42,17 +40,7 @@ async function readBody(flag: string | undefined, needed: boolean, cap: number):
     if (!needed) return undefined;
     throw new UsageError('the body is empty: give --body JSON or pipe it on stdin');
   }
-  let body: unknown;
-  try {
-    // Exactly: an integer beyond 2^53 (9007199254740993) stays that integer, to the job and to the upstream.
-    body = parseExactJson(raw);
-  } catch (err) {
-    throw new WriteValidationError(`body is not valid JSON: ${(err as Error).message}`);
-  }
-  // 1e400 has become Infinity (sent as null) and 1e-400 0 by now: the text says which, before Redis is touched.
-  const problem = literalProblemIn(raw);
-  if (problem !== null) throw new WriteValidationError(problem);
-  return body;
+  return parseWriteBody(raw);
 }
 
 export async function enqueueCommand(argv: string[]): Promise<number> {

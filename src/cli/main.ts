@@ -10,6 +10,7 @@ import { CHECK_SPEC } from './specs/check-spec.js';
 import { DEMO_SPEC } from './specs/demo-spec.js';
 import { ENQUEUE_SPEC } from './specs/enqueue-spec.js';
 import { SEARCH_SPEC } from './specs/search-spec.js';
+import { SERVE_SPEC } from './specs/serve-spec.js';
 import { SIM_SPEC } from './specs/sim-spec.js';
 import { SQL_SPEC } from './specs/sql-spec.js';
 import { STATUS_SPEC } from './specs/status-spec.js';
@@ -36,6 +37,7 @@ const COMMANDS: readonly { readonly spec: CommandSpec; readonly load: () => Prom
   { spec: ENQUEUE_SPEC, load: async () => (await import('./enqueue-command.js')).enqueueCommand },
   { spec: WRITES_SPEC, load: async () => (await import('./writes-command.js')).writesCommand },
   { spec: CHANGES_SPEC, load: async () => (await import('./changes-command.js')).changesCommand },
+  { spec: SERVE_SPEC, load: async () => (await import('./serve-command.js')).serveCommand },
   { spec: WEBHOOKS_SPEC, load: async () => (await import('./webhooks-command.js')).webhooksCommand },
   { spec: CHECK_SPEC, load: async () => (await import('./check-command.js')).checkCommand },
   { spec: BACKUP_SPEC, load: async () => (await import('./backup-command.js')).backupCommand },

@@ -170,6 +170,65 @@ export const TenantSchema = v.strictObject({
   watch: v.optional(WatchSchema),
 });
 
+/** What a serve token may do: enqueue writes, read the mirror, follow the change feed. */
+export const API_SCOPES = ['write', 'read', 'changes'] as const;
+
+/** One token of `understudy serve` (docs/api.md): its name, where its value is, its tenants and scopes. */
+const ApiToken = v.strictObject({
+  /** Shown in logs, metrics and on each job it enqueued; never the token itself. */
+  name: v.pipe(
+    v.string(),
+    v.regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'a token name is 1 to 64 letters, digits, ".", "_" or "-"'),
+  ),
+  /** The environment variable holding the token (at least 16 characters), never the token itself. */
+  tokenEnv: v.pipe(
+    v.string(),
+    v.regex(
+      ENV_NAME,
+      'must name an environment variable (upper-case letters, digits and _, e.g. "SITE_WRITER_TOKEN"), not hold the token; the value is not shown, since it may be a token',
+    ),
+  ),
+  /** The tenants it may reach: a list of slugs, or "*" for every tenant of the config. */
+  tenants: v.union(
+    [
+      v.literal('*'),
+      v.pipe(
+        v.array(v.pipe(v.string(), v.regex(TENANT_SLUG, 'a tenant slug is lower-case letters, digits and -'))),
+        v.minLength(1),
+      ),
+    ],
+    'must be "*" or a list of tenant slugs',
+  ),
+  scopes: v.pipe(v.array(v.picklist(API_SCOPES)), v.minLength(1)),
+});
+
+/** `understudy serve` (docs/api.md); every field optional, but serve needs at least one token. */
+const ApiSchema = v.strictObject({
+  tokens: v.optional(
+    v.pipe(
+      v.array(ApiToken),
+      v.check((ts) => new Set(ts.map((t) => t.name)).size === ts.length, 'a token name is listed twice'),
+    ),
+    [],
+  ),
+  /** Requests a minute per token, shared by every serve process through Redis. */
+  rateLimit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), 600),
+  /** Origins a browser may call serve from (CORS); absent or empty: CORS is off. */
+  cors: v.optional(
+    v.strictObject({
+      origins: v.array(
+        v.pipe(
+          v.string(),
+          v.check(
+            (o) => o === '*' || (URL.canParse(o) && new URL(o).origin === o),
+            'an origin, e.g. "https://example.org"',
+          ),
+        ),
+      ),
+    }),
+  ),
+});
+
 export const ConfigSchema = v.strictObject({
   /** Where an editor finds this file's JSON Schema (config/understudy.schema.json); ignored by understudy. */
   $schema: v.optional(v.string()),
@@ -233,6 +292,8 @@ export const ConfigSchema = v.strictObject({
   /** Live freshness (docs/watch.md) for every tenant that does not say otherwise; absent: off. */
   watch: v.optional(WatchSchema),
   tenants: v.pipe(v.array(TenantSchema), v.minLength(1)),
+  /** `understudy serve`: its tokens, rate limit and CORS. */
+  api: v.optional(ApiSchema),
 });
 
 export type Config = v.InferOutput<typeof ConfigSchema>;
@@ -241,3 +302,6 @@ export type TenantConfig = v.InferOutput<typeof TenantSchema>;
 export type WatchSetting = v.InferOutput<typeof WatchSchema>;
 /** The knobs of a `watch` object, as written. */
 export type WatchKnobsSetting = v.InferOutput<typeof WatchKnobsSchema>;
+export type ApiConfig = v.InferOutput<typeof ApiSchema>;
+export type ApiTokenConfig = v.InferOutput<typeof ApiToken>;
+export type ApiScope = (typeof API_SCOPES)[number];

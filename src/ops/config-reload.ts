@@ -57,6 +57,8 @@ export interface SighupOptions {
   readonly emitter?: Pick<NodeJS.Process, 'on' | 'off'>;
   /** Called after each reload attempt (tests, metrics). */
   readonly onReload?: (outcome: ReloadOutcome) => void;
+  /** Whether every tenant's API key must be set for a reload to apply; default true (`serve` holds no keys). */
+  readonly requireKeys?: boolean;
 }
 
 export interface SighupWatcher {
@@ -85,7 +87,7 @@ async function attemptReload(
   try {
     const next = loadConfigFile(configPath);
     const env = envOf();
-    resolveTenants(next, env); // every key present before anything changes
+    if (opts.requireKeys !== false) resolveTenants(next, env); // every key present before anything changes
     const restartNeeded = RESTART_FIELDS.filter((f) => !same(next[f], current.config[f]));
     await opts.target.reload(next, env);
     current.config = next;

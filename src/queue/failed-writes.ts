@@ -28,6 +28,8 @@ export interface FailedWrite {
   readonly failedAt: string | null;
   /** Bulk writes: each record that failed. */
   readonly failures: readonly BulkFailure[] | null;
+  /** The name of the `serve` API token that enqueued it, when one did. */
+  readonly tokenName: string | null;
 }
 
 const progressAttempts = (job: Job): number => {
@@ -66,6 +68,7 @@ export async function listFailedWrites(
       retryable: isRetryableFailure(error),
       failedAt: job.finishedOn ? new Date(job.finishedOn).toISOString() : null,
       failures: null,
+      tokenName: typeof d.tokenName === 'string' ? d.tokenName : null,
     });
   }
   out.sort((a, b) => (b.failedAt ?? '').localeCompare(a.failedAt ?? ''));
@@ -89,6 +92,7 @@ const fromPartial = (e: WriteLogEntry): FailedWrite => ({
   retryable: isRetryablePartial(e.failures),
   failedAt: e.finishedAt,
   failures: e.failures,
+  tokenName: null,
 });
 
 /** Everything known about one write job: its state (as `getWrite` gives it), BullMQ's view and the `write_log` row. */
@@ -200,7 +204,7 @@ export async function retryWrite(
       const { where: _w, all: _a, ids: _i, ...rest } = data.body;
       const { idempotencyKey: _k, seq: _s, ...base } = data;
       const replay: WriteJobData = { ...base, body: { ...rest, ids: failures.map((f) => f.id) } };
-      const runs = await addWriteJob(queue, order, replay);
+      const { jobId: runs } = await addWriteJob(queue, order, replay);
       const entry = writeLog ? await writeLog.get(jobId) : null;
       if (writeLog && entry) {
         await writeLog.record({ ...entry, note: `${REPLAYED} ${runs}`, updatedAt: new Date().toISOString() });

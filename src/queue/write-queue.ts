@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type JobsOptions, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { closeAll } from '../close-all.js';
@@ -5,7 +6,7 @@ import type { Config } from '../config/config-schema.js';
 import { UnderstudyError } from '../errors.js';
 import type { Store } from '../sync/store-port.js';
 import { type JsonObject, type TenantSlug, tenantSlug } from '../vocabulary/ids.js';
-import { jobDataForRedis } from '../writes/exact-body.js';
+import { jobDataForRedis, jobDataFromRedis } from '../writes/exact-body.js';
 import type { RecordOrder } from '../writes/record-order.js';
 import {
   type CustomAttributesSource,
@@ -24,6 +25,7 @@ import {
   type DeleteCollection,
   jobIdFor,
   recordOf,
+  sameWrite,
   type UpdateCollection,
   type WriteJobData,
 } from '../writes/write-job.js';
@@ -179,6 +181,11 @@ export interface WriteQueue extends WriteRoutes {
   bulk(tenant: string, collection: BulkCollection, body: BulkBody, opts?: DraftableWriteOptions): Promise<string>;
   /** Queues any write given as data (what the CLI and other apps send); `op` may also be `put` or `patch`. */
   enqueue(request: WriteRequest): Promise<string>;
+  /**
+   * `enqueue`, saying also whether the job is new (`created`) and, when an idempotency key named a job already
+   * there, whether that job is the same write (`sameWrite`: op, collection, id, draft and body equal).
+   */
+  submit(request: WriteRequest): Promise<SubmittedWrite>;
   /** Where a write stands (`queued`, `running`, `retrying`, `ok`, `partial`, `failed`), with its outcome. */
   getWrite(jobId: string): Promise<WriteState>;
   /**
@@ -251,13 +258,53 @@ export function writeLimitsFor(opts: WriteQueueOptions, tenant: string): WriteLi
   };
 }
 
-/** Queues one validated job: its id from the idempotency key, its place in the record's line. */
-export async function addWriteJob(queue: WriteQueueHandle, order: RecordOrder, data: WriteJobData): Promise<string> {
-  const jobId = data.idempotencyKey === undefined ? undefined : jobIdFor(data.tenant, data.idempotencyKey);
-  if (jobId) {
-    const existing = await queue.getJob(jobId);
-    if (existing) return jobId;
+/** A write handed to the queue: its job id, and whether this call created the job or found it there. */
+export interface AddedWrite {
+  readonly jobId: string;
+  /** False when an idempotency key named a job that was already there (nothing new was queued). */
+  readonly created: boolean;
+}
+
+/** What `submit` tells about a write it was handed. */
+export interface SubmittedWrite extends AddedWrite {
+  /** False when the idempotency key named a job that is another write: nothing was queued for this one. */
+  readonly sameWrite: boolean;
+}
+
+/** How long a claim on an idempotency key stands while its job is added, and how long a second caller waits. */
+const CLAIM_MS = 30_000;
+const CLAIM_WAIT_MS = 5_000;
+
+/**
+ * Makes this caller the one that adds the job of an idempotency key: false when the job is there already. Two
+ * processes enqueuing the same key at once (two `serve` processes, a retried HTTP request) race on `SET NX`; the
+ * loser waits until the winner's job exists, so both name one job and it joins its record's line once.
+ */
+async function claimKey(queue: WriteQueueHandle, jobId: string): Promise<boolean> {
+  const redis = (await queue.client) as unknown as Redis;
+  const key = `${queue.opts.prefix ?? DEFAULT_PREFIX}:idempotency:${jobId}`;
+  for (const started = Date.now(); Date.now() - started < CLAIM_WAIT_MS; await sleep(25)) {
+    if (await queue.getJob(jobId)) return false;
+    if ((await redis.set(key, String(process.pid), 'PX', CLAIM_MS, 'NX')) === 'OK') {
+      // Added by the last holder between the look and the claim.
+      if (await queue.getJob(jobId)) return false;
+      return true;
+    }
   }
+  throw new UnderstudyError(
+    'US_REDIS',
+    `write ${jobId}: another enqueue of the same idempotency key did not finish within ${CLAIM_WAIT_MS / 1000} s`,
+  );
+}
+
+/** Queues one validated job: its id from the idempotency key, its place in the record's line. */
+export async function addWriteJob(
+  queue: WriteQueueHandle,
+  order: RecordOrder,
+  data: WriteJobData,
+): Promise<AddedWrite> {
+  const jobId = data.idempotencyKey === undefined ? undefined : jobIdFor(data.tenant, data.idempotencyKey);
+  if (jobId && !(await claimKey(queue, jobId))) return { jobId, created: false };
   const seq = await order.nextSeq();
   // A body holding a bigint goes in as its exact JSON text (BullMQ's JSON.stringify cannot write one).
   const stored = jobDataForRedis({ ...data, seq }) as WriteJobData;
@@ -265,7 +312,7 @@ export async function addWriteJob(queue: WriteQueueHandle, order: RecordOrder, d
   if (!job.id) throw new UnderstudyError('US_REDIS', 'BullMQ returned a write job without an id');
   const id = recordOf(data);
   if (id !== null) await order.join({ tenant: data.tenant, collection: data.collection, id }, job.id, seq);
-  return job.id;
+  return { jobId: job.id, created: true };
 }
 
 /** Whether a job still waits to run (so later writes to its record must wait for it). */
@@ -354,18 +401,21 @@ interface EnqueueParts {
 }
 
 /** Validates a write against the spec and the mirror's definitions, queues it, and says what was left unchecked. */
-function enqueueWith(p: EnqueueParts): (request: WriteRequest) => Promise<string> {
+function enqueueWith(p: EnqueueParts): (request: WriteRequest) => Promise<SubmittedWrite> {
   const sources = mirrorSourcesOf(p.opts);
   const uncheckedSaid = new Set<string>();
   return async (request) => {
     const unchecked: string[] = [];
     const mirror: MirrorDefinitions = { ...sources, onUnchecked: (m) => unchecked.push(m) };
     const tenant = typeof request?.tenant === 'string' ? request.tenant : '';
-    const data = await validateWrite(request, mirror, writeLimitsFor(p.opts, tenant)).catch((err: unknown) => {
+    const validated = await validateWrite(request, mirror, writeLimitsFor(p.opts, tenant)).catch((err: unknown) => {
       throw asUnderstudyError(err);
     });
-    const jobId = await p.live(() => addWriteJob(p.queue, p.order, data));
-    for (const message of unchecked) {
+    const by = request.tokenName;
+    const data: WriteJobData = typeof by === 'string' && by !== '' ? { ...validated, tokenName: by } : validated;
+    const added = await p.live(() => addWriteJob(p.queue, p.order, data));
+    const sameWrite = added.created || (await p.live(() => namesSameWrite(p.queue, added.jobId, data)));
+    for (const message of added.created ? unchecked : []) {
       // Once per tenant and collection: a batch of bulk writes says it once, not once a write.
       const about = `${data.tenant}/${data.collection}`;
       if (uncheckedSaid.has(about)) continue;
@@ -373,8 +423,15 @@ function enqueueWith(p: EnqueueParts): (request: WriteRequest) => Promise<string
       p.warn({ code: 'US_UNCHECKED', message });
     }
     await p.afterFirst();
-    return jobId;
+    return { ...added, sameWrite };
   };
+}
+
+/** Whether the job already there under an idempotency key is the write `data` asks for (the token aside). */
+async function namesSameWrite(queue: WriteQueueHandle, jobId: string, data: WriteJobData): Promise<boolean> {
+  const job = await queue.getJob(jobId);
+  if (!job) return true;
+  return sameWrite(jobDataFromRedis(job.data), data);
 }
 
 /**
@@ -399,7 +456,8 @@ export async function createWriteQueue(opts: WriteQueueOptions = {}): Promise<Wr
   const live = liveCalls(owned, url, () => closing !== null);
   const warn = opts.onWarning ?? emitWarning;
   const afterFirst = warnWhenUnheard(queue, prefix, warn);
-  const enqueue = enqueueWith({ opts, queue, order, live, warn, afterFirst });
+  const submit = enqueueWith({ opts, queue, order, live, warn, afterFirst });
+  const enqueue = async (request: WriteRequest) => (await submit(request)).jobId;
   const generic: Pick<WriteQueue, 'create' | 'update' | 'delete' | 'bulk'> = {
     create: (tenant, collection, body, o = {}) => enqueue({ op: 'create', tenant, collection, body, ...o }),
     update: (tenant, collection, id, body, o = {}) => enqueue({ op: 'update', tenant, collection, id, body, ...o }),
@@ -422,6 +480,7 @@ export async function createWriteQueue(opts: WriteQueueOptions = {}): Promise<Wr
     ...generic,
     ...routeMethods(generic),
     enqueue,
+    submit,
     getWrite: (jobId) => live(() => getWriteState(queue, jobId)),
     waitForWrite: (jobId, o) => live(() => waitForWriteState(queue, jobId, o)),
     close,

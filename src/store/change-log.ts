@@ -95,6 +95,14 @@ export class KyselyChangeLog implements ChangeLog, CheckStore {
     return Number(r?.seq ?? 0);
   }
 
+  async firstSeq(): Promise<number | null> {
+    const r = await this.db
+      .selectFrom('changes')
+      .select(sql<number | string | null>`min(seq)`.as('seq'))
+      .executeTakeFirst();
+    return r?.seq === null || r?.seq === undefined ? null : Number(r.seq);
+  }
+
   async prune(before: string): Promise<number> {
     const r = await this.db.deleteFrom('changes').where('at', '<', before).executeTakeFirst();
     return Number(r.numDeletedRows);

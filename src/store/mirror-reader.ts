@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { ChangeFeedReader } from '../changes/change-log-port.js';
 import { ConfigError, UnderstudyError } from '../errors.js';
 import type { MirrorStatus } from '../sync/store-port.js';
-import type { CollectionSlug } from '../vocabulary/collections.js';
+import { type CollectionSlug, tableFor } from '../vocabulary/collections.js';
 import { parseExactJson } from '../vocabulary/exact-json.js';
 import { isJsonObject, type TenantSlug, type UpstreamDoc } from '../vocabulary/ids.js';
 import type { WriteLogReader } from '../writes/write-log.js';
@@ -36,12 +36,28 @@ export interface MirrorReader {
   /** The tenant's live Custom Attribute record (its attribute definitions), or null when none is mirrored. */
   customAttributes(tenant: TenantSlug): Promise<UpstreamDoc | null>;
   /**
+   * One record as the mirror holds it: the published copy, or a variant (`draft`) from `doc_variants`; a tombstoned
+   * row only when `deleted` is set (what a delete answered with). Null when the mirror does not hold it.
+   */
+  recordDoc(key: RecordDocKey): Promise<UpstreamDoc | null>;
+  /**
    * Writes a consistent copy of a SQLite mirror to `dest` (SQLite's backup API, one snapshot; see `backupSqlite`).
    * A PostgreSQL mirror is refused (`US_USAGE`): back it up with the server's tools.
    */
   backup(dest: string, opts?: { readonly force?: boolean }): Promise<BackupResult>;
   /** Closes the connection. Idempotent. */
   close(): Promise<void>;
+}
+
+/** Which record `recordDoc` reads. */
+export interface RecordDocKey {
+  readonly tenant: TenantSlug;
+  readonly collection: CollectionSlug;
+  readonly id: string;
+  /** Default `published`. */
+  readonly variant?: string;
+  /** Also a tombstoned row. */
+  readonly deleted?: boolean;
 }
 
 export interface MirrorReaderOptions {
@@ -89,6 +105,30 @@ async function customAttributes(db: Kysely<Database>, tenant: TenantSlug): Promi
   return isJsonObject(doc) ? doc : null;
 }
 
+/** One record's doc (see `MirrorReader.recordDoc`). */
+async function recordDoc(db: Kysely<Database>, k: RecordDocKey): Promise<UpstreamDoc | null> {
+  const variant = k.variant ?? 'published';
+  const row =
+    variant === 'published'
+      ? await db
+          .selectFrom(tableFor(k.collection) as 'pages')
+          .select(['doc', 'deleted_at'])
+          .where('tenant', '=', k.tenant)
+          .where('id', '=', k.id)
+          .executeTakeFirst()
+      : await db
+          .selectFrom('doc_variants')
+          .select(['doc', 'deleted_at'])
+          .where('tenant', '=', k.tenant)
+          .where('collection', '=', k.collection)
+          .where('id', '=', k.id)
+          .where('variant', '=', variant)
+          .executeTakeFirst();
+  if (!row || (row.deleted_at !== null && !k.deleted)) return null;
+  const doc = parseExactJson(row.doc);
+  return isJsonObject(doc) ? doc : null;
+}
+
 /** The reads of a mirror over its read-only connection. */
 function readerOver(database: string, connection: ReaderConnection): MirrorReader {
   const { db } = connection;
@@ -99,6 +139,7 @@ function readerOver(database: string, connection: ReaderConnection): MirrorReade
     changes: changesReader(db),
     getThemeSchema: (tenant, collection) => read('getThemeSchema', () => themeSchemas.get(db, tenant, collection)),
     customAttributes: (tenant) => read('customAttributes', () => customAttributes(db, tenant)),
+    recordDoc: (key) => read('recordDoc', () => recordDoc(db, key)),
     backup: (dest, opts) => connection.backup(dest, opts),
     close: () => connection.close(),
   };

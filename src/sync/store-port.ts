@@ -56,6 +56,8 @@ export interface SyncKey {
 
 /** What one record's write did to its row. */
 export type ChangeKind = 'insert' | 'update' | 'revive' | 'delete';
+/** Every kind of change, in the order the docs list them. */
+export const CHANGE_KINDS: readonly ChangeKind[] = ['insert', 'update', 'delete', 'revive'];
 
 /**
  * Why a row was tombstoned (`deleted_reason`, and the `reason` of its `delete` change): `deleted` when the record is

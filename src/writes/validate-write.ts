@@ -1,7 +1,8 @@
 import * as v from 'valibot';
 import { UnderstudyError } from '../errors.js';
+import { parseExactJson } from '../vocabulary/exact-json.js';
 import type { MirrorDefinitions } from './bulk-keys-check.js';
-import { jobDataFromRedis } from './exact-body.js';
+import { jobDataFromRedis, literalProblemIn } from './exact-body.js';
 import type { WriteJobData, WriteOp } from './write-job.js';
 import { opNamed, unknownOpMessage, type WriteLimits, writeRequestSchema } from './write-request-schema.js';
 
@@ -25,6 +26,8 @@ export interface WriteRequest {
   readonly body?: unknown;
   readonly draft?: boolean;
   readonly idempotencyKey?: string;
+  /** The name of the `serve` API token it came through, kept on the job (`writes show`); never the token. */
+  readonly tokenName?: string;
 }
 
 /** `create`, `update`, `put`, `patch`, `delete` or `bulk` to the op it means; throws for anything else. */
@@ -66,4 +69,21 @@ export async function parseJobData(raw: unknown): Promise<WriteJobData> {
   const data = await validateWrite(exact, 'skip', 'skip');
   const seq = (raw as { seq?: unknown }).seq;
   return typeof seq === 'number' && Number.isSafeInteger(seq) ? { ...data, seq } : data;
+}
+
+/**
+ * A write's body from its JSON text, exactly (an integer beyond 2^53 stays that integer, to the job and to the
+ * upstream); throws `WriteValidationError` for text that is not JSON, or whose numbers JSON cannot carry (1e400
+ * would become Infinity, 1e-400 zero): what `enqueue --body` and `serve` both say.
+ */
+export function parseWriteBody(raw: string): unknown {
+  let body: unknown;
+  try {
+    body = parseExactJson(raw);
+  } catch (err) {
+    throw new WriteValidationError(`body is not valid JSON: ${(err as Error).message}`);
+  }
+  const problem = literalProblemIn(raw);
+  if (problem !== null) throw new WriteValidationError(problem);
+  return body;
 }

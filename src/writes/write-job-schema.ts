@@ -39,6 +39,8 @@ const common = {
   tenant: v.pipe(v.string(), v.regex(TENANT_SLUG)),
   idempotencyKey: v.exactOptional(v.pipe(v.string(), v.minLength(1), v.maxLength(200))),
   seq: v.exactOptional(v.pipe(v.number(), v.safeInteger(), v.minValue(1))),
+  /** The name of the `understudy serve` API token that enqueued the write (never the token). */
+  tokenName: v.exactOptional(v.pipe(v.string(), v.minLength(1), v.maxLength(64))),
 } as const;
 const recordId = v.pipe(v.string(), v.regex(RECORD_ID));
 const draft = v.exactOptional(v.boolean());

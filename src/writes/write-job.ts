@@ -60,6 +60,8 @@ interface Common {
   readonly idempotencyKey?: string;
   /** Enqueue sequence number, used to apply writes to one record in order; set by the enqueuer. */
   readonly seq?: number;
+  /** The name of the `serve` API token that enqueued it (never the token). */
+  readonly tokenName?: string;
 }
 
 export interface CreateJob extends Common {
@@ -134,4 +136,27 @@ export const jobIdFor = (tenant: string, idempotencyKey: string): string =>
 export const describeTarget = (data: WriteJobData): string => {
   const id = recordOf(data);
   return `${data.op} ${data.tenant}/${data.collection}${id === null ? '' : `/${id}`}`;
+};
+
+/** JSON text with every object's keys sorted, bigints exact: two values are equal when their texts are. */
+const canonical = (value: unknown): string => {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (typeof value === 'object' && value !== null) {
+    const o = value as Record<string, unknown>;
+    return `{${Object.keys(o)
+      .filter((k) => o[k] !== undefined)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
+      .join(',')}}`;
+  }
+  return typeof value === 'bigint' ? value.toString() : JSON.stringify(value);
+};
+
+/** Whether two writes are the same request: op, tenant, collection, id, draft and body (not who sent it, nor when). */
+export const sameWrite = (a: unknown, b: WriteJobData): boolean => {
+  const what = (d: unknown) => {
+    const x = (typeof d === 'object' && d !== null ? d : {}) as Record<string, unknown>;
+    return canonical([x.op, x.tenant, x.collection, x.id ?? null, x.draft === true, x.body ?? null]);
+  };
+  return what(a) === what(b);
 };

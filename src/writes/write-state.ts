@@ -62,6 +62,8 @@ export interface WriteState {
    * other writes, before it ran, and once its job is gone (the write log keeps no counts).
    */
   readonly summary: BulkSummary | null;
+  /** The name of the `serve` API token that enqueued the write; null for one enqueued otherwise (or whose job is gone). */
+  readonly tokenName: string | null;
   readonly enqueuedAt: string | null;
   readonly finishedAt: string | null;
 }
@@ -140,6 +142,7 @@ export function writeStateOf(job: QueuedWriteView): WriteState {
     error,
     failures: Array.isArray(rv.failures) ? (rv.failures as BulkFailure[]) : null,
     summary: state === 'ok' || state === 'partial' ? summaryOf(rv.summary) : null,
+    tokenName: str(d.tokenName),
     enqueuedAt: iso(job.timestamp),
     finishedAt: state === 'ok' || state === 'partial' || state === 'failed' ? iso(job.finishedOn) : null,
   };
@@ -165,6 +168,7 @@ export function writeStateFromLog(e: WriteLogEntry): WriteState {
         : null,
     failures: e.failures,
     summary: null,
+    tokenName: null,
     enqueuedAt: e.enqueuedAt,
     finishedAt: e.finishedAt,
   };

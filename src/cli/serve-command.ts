@@ -1,0 +1,48 @@
+import { startServe } from '../app/start-serve.js';
+import { loadConfigFile } from '../config/load-config.js';
+import { UsageError } from '../errors.js';
+import { createLogger } from '../log.js';
+import { effectiveEnv } from '../ops/config-reload.js';
+import { resolveServeTokens } from '../serve/serve-tokens.js';
+import { printHelp } from './command-help.js';
+import { parseFlags } from './parse-flags.js';
+import { SERVE_SPEC } from './specs/serve-spec.js';
+
+/** A port flag: 0 to 65535. */
+function portOf(flag: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (!/^\d+$/.test(text) || n > 65535) throw new UsageError(`--${flag} ${text}: a port number (0 to 65535)`);
+  return n;
+}
+
+export async function serveCommand(argv: string[]): Promise<number> {
+  const { values, help } = parseFlags(argv, SERVE_SPEC);
+  if (help) return printHelp(SERVE_SPEC, help);
+  const port = portOf('port', values.port);
+  const opsPort = portOf('http', values.http);
+  if (values['http-host'] !== undefined && opsPort === undefined) throw new UsageError('--http-host needs --http PORT');
+  const config = loadConfigFile(values.config);
+  const env = effectiveEnv(process.env);
+  // The tokens first: a missing one stops here, one stderr line, before anything is opened or logged.
+  resolveServeTokens(config, env);
+  const log = createLogger();
+  const running = await startServe({
+    config,
+    configPath: values.config,
+    env,
+    log,
+    ...(port !== undefined ? { port } : {}),
+    ...(values.host !== undefined ? { host: values.host } : {}),
+    ...(opsPort !== undefined ? { opsPort } : {}),
+    ...(values['http-host'] !== undefined ? { opsHost: values['http-host'] } : {}),
+  });
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+  });
+  log.info({ signal }, 'shutdown requested');
+  await running.close();
+  log.info('serve stopped');
+  return 0;
+}
