@@ -1,12 +1,13 @@
 import type { Redis } from 'ioredis';
 import { type CloseStep, closeAll } from '../close-all.js';
-import type { Config } from '../config/config-schema.js';
+import { type Config, DEFAULT_QUERY_TIMEOUT_MS } from '../config/config-schema.js';
 import { databasePath } from '../config/database-path.js';
 import { createLogger, type Logger } from '../log.js';
 import { type RedisSettings, redisSettings, shortLivedRedis } from '../queue/redis-settings.js';
 import { mirrorMissing } from '../store/dialect.js';
 import { type MirrorReader, type MirrorReaderOptions, openMirrorReader } from '../store/mirror-reader.js';
 import { openWriteLog } from '../store/open-mirror.js';
+import { type MirrorReads, openMirrorReads } from '../store/reads/mirror-reads.js';
 import type { WriteLog } from '../writes/write-log.js';
 
 /** What the short commands' profiles take (`createApp` with `profile: 'reader' | 'queue'`). */
@@ -63,6 +64,11 @@ export interface QueueApp extends CommandApp {
    * is older; null when the file does not exist (never created here).
    */
   writableWriteLog(): Promise<WriteLog | null>;
+  /**
+   * The mirror for the upstream's reads (`serve`), read-only, each statement under config `api.queryTimeoutMs`;
+   * opened on the first call, null while its file does not exist (never created here).
+   */
+  mirrorReads(): Promise<MirrorReads | null>;
 }
 
 /** Close steps, run in reverse order of registration; `once` memoizes an opener and registers its closer. */
@@ -145,9 +151,24 @@ export async function createQueueApp(
     () => (exists() ? openMirrorReader(b.databasePath) : Promise.resolve(null)),
     async (m) => m?.close(),
   );
+  const timeoutMs = config?.api?.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
+  // A failed open (no mirror yet) is not kept: the next read tries again.
+  let reads: Promise<MirrorReads> | null = null;
+  const mirrorReads = async (): Promise<MirrorReads | null> => {
+    if (!exists()) return null;
+    if (!reads) {
+      const opening = openMirrorReads(b.databasePath, { timeoutMs });
+      reads = opening;
+      opening.catch(() => {
+        if (reads === opening) reads = null;
+      });
+      r.add(async () => (await opening.catch(() => null))?.close());
+    }
+    return reads;
+  };
   const writableWriteLog = r.once(
     async () => (exists() ? openWriteLog(b.databasePath) : null),
     async (w) => w?.close(),
   );
-  return { ...b, redis, mirror, writableWriteLog, close: r.close, [Symbol.asyncDispose]: r.close };
+  return { ...b, redis, mirror, writableWriteLog, mirrorReads, close: r.close, [Symbol.asyncDispose]: r.close };
 }

@@ -14,6 +14,7 @@ import { redisCheck, runChecks } from '../ops/readiness.js';
 import { errorsFailTheCalls } from '../queue/error-listeners.js';
 import { createRecordOrder } from '../queue/redis-record-order.js';
 import { createWriteQueue, isPendingJob, openWritesQueue } from '../queue/write-queue.js';
+import { mountReadRoutes } from '../serve/read-routes.js';
 import { serveApp } from '../serve/serve-app.js';
 import type { ServeContext, ServeEnv } from '../serve/serve-context.js';
 import { serveMetrics } from '../serve/serve-metrics.js';
@@ -105,7 +106,7 @@ export async function startServe(opts: StartServeOptions): Promise<RunningServe>
     maxRequestBytes: 4 * maxBody,
     corsOrigins: opts.config.api?.cors?.origins ?? [],
     ...(metrics ? { metrics } : {}),
-    ...(opts.extraRoutes ? { extraRoutes: opts.extraRoutes } : {}),
+    extraRoutes: [...(opts.extraRoutes ?? []), mountReadRoutes(() => app.mirrorReads())],
   });
   const host = opts.host ?? '127.0.0.1';
   const server = serve({ fetch: http.fetch, port: opts.port ?? 8080, hostname: host }) as Server;

@@ -7,11 +7,23 @@ export interface ReadAnswer {
   readonly body: string | null;
 }
 
-/** An answer of serve's own (not the upstream's): an RFC 9457 problem with the `US_*` code. */
-export function readProblem(status: number, code: string, detail: string): ReadAnswer {
+const TITLES = { 400: 'Bad Request', 503: 'Service Unavailable' } as const;
+
+/** An answer of serve's own (not the upstream's): an RFC 9457 problem with the `US_*` code, as serve's others. */
+export function readProblem(status: 400 | 503, code: string, detail: string): ReadAnswer {
   return {
     status,
-    headers: { 'content-type': 'application/problem+json' },
-    body: stringifyJson({ type: 'about:blank', title: code, status, detail, code }),
+    headers: {
+      'content-type': 'application/problem+json',
+      'cache-control': 'no-store',
+      ...(status === 503 ? { 'retry-after': '5' } : {}),
+    },
+    body: stringifyJson({
+      type: `urn:understudy:problem:${code.toLowerCase()}`,
+      title: TITLES[status],
+      status,
+      detail,
+      code,
+    }),
   };
 }
