@@ -2,6 +2,8 @@ import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { cors } from 'hono/cors';
 import { mountChangeRoutes } from './change-routes.js';
+import { mountDocs } from './docs-page.js';
+import { serveOpenApi } from './openapi.js';
 import { problemOf, problemResponse, ServeProblem } from './problem.js';
 import { authenticate, type ServeContext, type ServeEnv } from './serve-context.js';
 import type { ServeMetrics } from './serve-metrics.js';
@@ -73,6 +75,9 @@ export function serveApp(ctx: ServeContext, opts: ServeAppOptions): Hono<ServeEn
       },
     }),
   );
+  // The description and its page need no token: they say nothing of the tenants.
+  app.get('/v1/openapi.json', (c) => c.json(serveOpenApi()));
+  mountDocs(app);
   for (const mount of opts.extraRoutes ?? []) mount(app, ctx);
   const guard = authenticate(ctx);
   app.use('/v1/writes/*', guard);

@@ -40,6 +40,11 @@ function collectionSchema(c: CollectionSlug, sample: JsonObject | undefined): Js
   return s;
 }
 
+/** Each collection's record schema, named by `schemaName` (`EventInstances`), from depth-0 samples. */
+export function recordSchemas(samples: Partial<Record<CollectionSlug, JsonObject>>): Record<string, JsonObject> {
+  return Object.fromEntries(COLLECTIONS.map((c) => [schemaName(c), collectionSchema(c, samples[c])]));
+}
+
 /** Every route served under the route set, by route group. */
 function pathsOf(routeSet: RouteSet): Paths {
   const paths: Paths = {};
@@ -52,8 +57,7 @@ function pathsOf(routeSet: RouteSet): Paths {
 
 /** The OpenAPI 3.1 description of exactly the routes served under a route set. */
 export function buildOpenApi(routeSet: RouteSet, samples: Partial<Record<CollectionSlug, JsonObject>>): JsonObject {
-  const schemas: JsonObject = { ...SHARED_SCHEMAS };
-  for (const c of COLLECTIONS) schemas[schemaName(c)] = collectionSchema(c, samples[c]);
+  const schemas: JsonObject = { ...SHARED_SCHEMAS, ...recordSchemas(samples) };
   return {
     openapi: '3.1.0',
     info: {

@@ -1,37 +1,8 @@
-import { readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { swaggerUiHtml } from '../swagger-ui.js';
 
-/** Swagger UI, served from swagger-ui-dist in node_modules (no CDN). */
-export const swaggerHtml = (specUrl: string): string => `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>Content Partners API (simulator) - Swagger UI</title>
-<link rel="stylesheet" href="/partners/docs/swagger-ui.css">
-</head>
-<body>
-<div id="swagger-ui"></div>
-<script src="/partners/docs/swagger-ui-bundle.js"></script>
-<script>window.ui = SwaggerUIBundle({ url: ${JSON.stringify(specUrl)}, dom_id: '#swagger-ui' });</script>
-</body>
-</html>
-`;
-
-const ASSETS: Record<string, string> = {
-  'swagger-ui.css': 'text/css; charset=utf-8',
-  'swagger-ui-bundle.js': 'application/javascript; charset=utf-8',
-};
-
-// Node caches the lookup (its path cache), so resolving per request needs no state of our own.
-const assetDir = (): string => dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
-
-/** A Swagger UI asset by file name, or undefined if it is not one of the served files. */
-export async function swaggerAsset(name: string): Promise<{ body: Buffer; type: string } | undefined> {
-  const type = ASSETS[name];
-  if (!type) return undefined;
-  return { body: await readFile(join(assetDir(), name)), type };
-}
+/** Swagger UI of the simulator's description (its assets are served under `/partners/docs`). */
+export const swaggerHtml = (specUrl: string): string =>
+  swaggerUiHtml({ title: 'Content Partners API (simulator) - Swagger UI', assetBase: '/partners/docs', specUrl });
 
 /** A self-contained GraphiQL-style page: the simulator does not execute GraphQL, and the page says so. */
 export const graphiqlHtml = (endpoint: string): string => `<!doctype html>

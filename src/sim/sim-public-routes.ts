@@ -1,9 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { swaggerAsset } from '../swagger-ui.js';
 import { API_VERSION } from '../vocabulary/collections.js';
 import type { JsonObject } from '../vocabulary/ids.js';
 import { allowedMethods } from './sim-allowed-methods.js';
 import { openapiDoc } from './sim-openapi-doc.js';
-import { graphiqlHtml, PIXEL_PNG, swaggerAsset, swaggerHtml } from './sim-pages.js';
+import { graphiqlHtml, PIXEL_PNG, swaggerHtml } from './sim-pages.js';
 import { isUnder, type PartnersLine, type RequestLine } from './sim-request-line.js';
 import { send, sendNotFound, sendRaw } from './sim-respond.js';
 import type { SimState } from './sim-state.js';

@@ -117,27 +117,40 @@ const bodyDefinitions = (suffix: string, bodies: Readonly<Record<string, v.Gener
     ]),
   );
 
+/**
+ * The `$defs` of the write bodies, by name: each route's body (`eventInstances`, `seriesCreate`, …), the bulk body,
+ * and the parts they are made of. The job's JSON Schema and serve's OpenAPI document both name them so.
+ */
+export const WRITE_BODY_DEFINITIONS: Readonly<Record<string, v.GenericSchema>> = {
+  ...bodyDefinitions('Create', CREATE_BODIES),
+  ...bodyDefinitions('Update', UPDATE_BODIES),
+  bulkBody: BulkBodySchema,
+  meta: Meta,
+  theme: Theme,
+  link: Link,
+  ...FIELD_KINDS,
+};
+
+/** A number or a bigint (`Num`): in JSON, a number of any size; undefined for any other schema. */
+export const jsonNumber = (schema: { readonly type: string }): { type: 'number' | 'integer' } | undefined => {
+  if (schema === Num) return { type: 'number' };
+  return schema.type === 'bigint' ? { type: 'integer' } : undefined;
+};
+
 /** The JSON Schema (draft 2020-12) of write-job data, generated from `WriteJobSchema`; docs/writes.md shows it. */
 export function writeJobJsonSchema(): Record<string, unknown> {
   const { $schema, title, ...rest } = toJsonSchema(WriteJobSchema, {
     target: 'draft-2020-12',
     definitions: {
-      ...bodyDefinitions('Create', CREATE_BODIES),
-      ...bodyDefinitions('Update', UPDATE_BODIES),
-      bulkBody: BulkBodySchema,
-      meta: Meta,
-      theme: Theme,
-      link: Link,
-      ...FIELD_KINDS,
+      ...WRITE_BODY_DEFINITIONS,
       ...common,
       id: recordId,
       draft,
       bodyText: BodyText,
     },
     overrideSchema: ({ valibotSchema, jsonSchema }) => {
-      // A number or a bigint: in JSON, a number of any size.
-      if (valibotSchema === Num) return { type: 'number' };
-      if (valibotSchema.type === 'bigint') return { type: 'integer' };
+      const number = jsonNumber(valibotSchema);
+      if (number) return number;
       // Each job's body: the object of its route's shape, or its JSON text.
       const entries = (valibotSchema as { entries?: Record<string, unknown> }).entries;
       const props = jsonSchema.properties as Record<string, unknown> | undefined;
