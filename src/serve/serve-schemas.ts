@@ -64,6 +64,11 @@ export const BulkSummarySchema = v.object({
   failed: v.exactOptional(count),
 });
 
+const tokenName = v.pipe(
+  nullable(v.string()),
+  v.description('The name of the API token that enqueued the write (null when it came another way)'),
+);
+
 /** A write's state, as `getWrite` gives it (`writes show`). */
 export const WriteStateSchema = v.object({
   jobId: v.string(),
@@ -79,6 +84,7 @@ export const WriteStateSchema = v.object({
   error: nullable(WriteFailureSchema),
   failures: bulkFailures,
   summary: nullable(BulkSummarySchema),
+  tokenName,
   enqueuedAt: text,
   finishedAt: text,
 });
@@ -109,13 +115,8 @@ export const WriteLogEntrySchema = v.object({
   updatedAt: v.string(),
 });
 
-const tokenName = v.pipe(
-  nullable(v.string()),
-  v.description('The name of the API token that enqueued the write (null when it came another way)'),
-);
-
 /** Everything known about one write (`writes show --json`), and the token that enqueued it. */
-const WriteDetailsFields = v.object({
+export const WriteDetailsSchema = v.object({
   ...WriteStateSchema.entries,
   queueState: v.string(),
   data: v.unknown(),
@@ -125,10 +126,10 @@ const WriteDetailsFields = v.object({
   log: nullable(WriteLogEntrySchema),
   advice: v.exactOptional(v.string()),
 });
-export const WriteDetailsSchema = v.object({ ...WriteDetailsFields.entries, tokenName });
 export type ServeWriteDetails = v.InferOutput<typeof WriteDetailsSchema>;
 
-const FailedWriteFields = v.object({
+/** A write that did not fully succeed (`writes failed`), and the token that enqueued it. */
+export const FailedWriteSchema = v.object({
   jobId: v.string(),
   status: v.picklist(['failed', 'partial']),
   tenant: v.string(),
@@ -141,9 +142,8 @@ const FailedWriteFields = v.object({
   retryable: v.boolean(),
   failedAt: text,
   failures: bulkFailures,
+  tokenName,
 });
-/** A write that did not fully succeed (`writes failed`), and the token that enqueued it. */
-export const FailedWriteSchema = v.object({ ...FailedWriteFields.entries, tokenName });
 export type ServeFailedWrite = v.InferOutput<typeof FailedWriteSchema>;
 
 /** What `POST /v1/writes/{id}/retry` did (`writes retry`). */
@@ -180,8 +180,8 @@ const _same: [
   Same<v.InferOutput<typeof BulkSummarySchema>, BulkSummary>,
   Same<v.InferOutput<typeof WriteStateSchema>, WriteState>,
   Same<v.InferOutput<typeof WriteLogEntrySchema>, WriteLogEntry>,
-  Same<v.InferOutput<typeof WriteDetailsFields>, WriteDetails>,
-  Same<v.InferOutput<typeof FailedWriteFields>, FailedWrite>,
+  Same<v.InferOutput<typeof WriteDetailsSchema>, WriteDetails>,
+  Same<v.InferOutput<typeof FailedWriteSchema>, FailedWrite>,
   Same<v.InferOutput<typeof RetryResultSchema>, RetryResult>,
   Same<v.InferOutput<typeof ChangeSchema>, Change>,
 ] = [true, true, true, true, true, true, true, true, true, true];
