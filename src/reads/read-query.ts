@@ -1,8 +1,7 @@
 import { parseSort, queryError, SimHttpError } from '../sim/sim-query.js';
 import { LOCALIZED, RELATIONSHIPS } from '../sim/sim-schema.js';
-import { listOperand } from '../store/reads/compile-filter.js';
 import type { Filter, FilterOp, SortKey } from '../store/reads/read-spec.js';
-import { FILTER_OPS } from '../store/reads/read-spec.js';
+import { FILTER_OPS, listOperand } from '../store/reads/read-spec.js';
 import type { CollectionSlug } from '../vocabulary/collections.js';
 import { isJsonObject, type JsonValue } from '../vocabulary/ids.js';
 

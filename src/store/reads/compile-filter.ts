@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
-import { isJsonObject, type JsonValue } from '../../vocabulary/ids.js';
+import type { JsonValue } from '../../vocabulary/ids.js';
 import type { CmpOp, JsonSql, Sql, ValueSql } from './json-sql.js';
-import type { Filter, FilterOp, ReadView } from './read-spec.js';
+import { type Filter, type FilterOp, listOperand, type ReadView } from './read-spec.js';
 import { type TypedField, typedField } from './typed-fields.js';
 
 const TRUE = sql`1 = 1`;
@@ -44,14 +44,6 @@ function operandOf(v: JsonValue): Operand {
     str: typeof v === 'string' ? v : String(v),
   };
 }
-
-/** `in`'s list: an array, an object's values (as qs may give), or a comma list. */
-export const listOperand = (v: JsonValue): JsonValue[] => {
-  if (Array.isArray(v)) return v;
-  if (isJsonObject(v)) return Object.values(v);
-  if (typeof v === 'string') return v.split(',').map((s) => s.trim());
-  return [v];
-};
 
 const any = (parts: readonly Sql[]): Sql => (parts.length === 0 ? FALSE : sql`(${sql.join(parts, sql` or `)})`);
 const all = (parts: readonly Sql[]): Sql => (parts.length === 0 ? TRUE : sql`(${sql.join(parts, sql` and `)})`);

@@ -1,6 +1,6 @@
 import type { Variant } from '../../sync/store-port.js';
 import type { CollectionSlug } from '../../vocabulary/collections.js';
-import type { JsonValue } from '../../vocabulary/ids.js';
+import { isJsonObject, type JsonValue } from '../../vocabulary/ids.js';
 
 /** The operators of the upstream's `where` (the spec's query language, as Payload reads it). */
 export const FILTER_OPS = [
@@ -77,3 +77,11 @@ export interface ListResult {
   /** Every match, when counted and at least one row came back; else null. */
   readonly total: number | null;
 }
+
+/** `in`'s list: an array, an object's values (as qs may give), or a comma list. */
+export const listOperand = (v: JsonValue): JsonValue[] => {
+  if (Array.isArray(v)) return v;
+  if (isJsonObject(v)) return Object.values(v);
+  if (typeof v === 'string') return v.split(',').map((s) => s.trim());
+  return [v];
+};
