@@ -57,8 +57,8 @@ function leaves(docs: readonly Doc[], c: string): Leaf[] {
     if (Array.isArray(v)) for (const x of v) walk(x, path, true);
     else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) walk(x, `${path}.${k}`, inArr);
     else {
-      let e = inv.get(path);
-      if (!e) inv.set(path, (e = { path, vals: [], inArr, types: new Set() }));
+      const e = inv.get(path) ?? { path, vals: [], inArr, types: new Set<string>() };
+      inv.set(path, e);
       if (v !== null) {
         e.vals.push(v);
         e.types.add(typeof v === 'string' && ISO.test(v) ? 'date' : typeof v);
@@ -76,7 +76,7 @@ function leaves(docs: readonly Doc[], c: string): Leaf[] {
 const encode = (q: Record<string, unknown>): string => {
   const parts: string[] = [];
   const walk = (v: unknown, key: string) => {
-    if (Array.isArray(v)) v.forEach((x, i) => walk(x, `${key}[${i}]`));
+    if (Array.isArray(v)) for (const [i, x] of v.entries()) walk(x, `${key}[${i}]`);
     else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) walk(x, key ? `${key}[${k}]` : k);
     else parts.push(`${key}=${encodeURIComponent(String(v))}`);
   };
@@ -132,7 +132,10 @@ export function generateReads(data: SimRecords, seed: number): GenRead[] {
   const common = (c: CollectionSlug, total: number) => {
     const q: Record<string, unknown> = {};
     const tags: string[] = [];
-    if (r.chance(VERSIONED.has(c) ? 0.3 : 0.05)) (q.draft = 'true'), tags.push('draft');
+    if (r.chance(VERSIONED.has(c) ? 0.3 : 0.05)) {
+      q.draft = 'true';
+      tags.push('draft');
+    }
     const loc = r.pick(['', '', '', 'fr', 'fr', 'all', 'fr-none', 'de']);
     if (loc === 'fr-none') Object.assign(q, { locale: 'fr', fallbackLocale: 'none' });
     else if (loc) q.locale = loc;
@@ -143,8 +146,10 @@ export function generateReads(data: SimRecords, seed: number): GenRead[] {
     const limit = r.pick(['', '1', '3', '5', '10', '25']);
     if (limit) q.limit = limit;
     const page = r.pick(['', '', '2', 'past']);
-    if (page === 'past') (q.page = String(Math.ceil(total / Number(limit || 10)) + 2)), tags.push('page past the end');
-    else if (page) q.page = page;
+    if (page === 'past') {
+      q.page = String(Math.ceil(total / Number(limit || 10)) + 2);
+      tags.push('page past the end');
+    } else if (page) q.page = page;
     return { q, tags };
   };
   const sortOf = (inv: readonly Leaf[], n: number) => {
