@@ -22,6 +22,7 @@ const BENCHES = [
   'search',
   'freshness',
   'watch-fleet',
+  'serve-reads',
 ] as const;
 const only = process.argv.slice(2);
 
