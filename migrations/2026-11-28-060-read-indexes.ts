@@ -23,6 +23,8 @@ const INDEXES: [table: string, columns: string[]][] = [
   ['seasons', ['tenant', 'start_date']],
   ['series', ['tenant', 'start_date']],
   ['event_instances', ['tenant', 'event_id', 'start_date']],
+  // When the instances last changed: the reverse index of their `series` (a list no index serves) is kept until then.
+  ['event_instances', ['tenant', 'mirrored_at']],
 ];
 
 /**

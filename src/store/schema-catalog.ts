@@ -91,7 +91,7 @@ const TENANT_INDEXES: Readonly<Record<string, readonly string[]>> = {
 const READ_INDEXES: Readonly<Record<string, readonly string[][]>> = {
   seasons: [['slug'], ['start_date']],
   series: [['start_date']],
-  event_instances: [['event_id', 'start_date']],
+  event_instances: [['event_id', 'start_date'], ['mirrored_at']],
   ...Object.fromEntries(
     ['pages', 'posts', 'blogs', 'events', 'venues', 'organizations', 'forms'].map((t) => [t, [['slug']]]),
   ),

@@ -118,6 +118,12 @@ function fastOp(col: TypedField, op: FilterOp, raw: JsonValue, json: JsonSql): S
     }
     if (op === 'exists') return asBool(raw) === false ? sql`${c} is null` : sql`${c} is not null`;
   }
+  if (col.kind === 'text') {
+    if (op === 'like') return all([sql`${c} is not null`, ...likeWords(raw).map((w) => json.holds(c, w))]);
+    if (op === 'contains') return json.holds(c, String(raw));
+    if (op === 'exists')
+      return asBool(raw) === false ? sql`(${c} is null or ${c} = '')` : sql`(${c} is not null and ${c} <> '')`;
+  }
   if (op !== 'equals' && op !== 'not_equals' && op !== 'in' && op !== 'not_in') return null;
   const list = (op === 'in' || op === 'not_in' ? listOperand(raw) : [raw]).map(operandOf);
   if (list.some((o) => o.isNull)) return null;

@@ -2,12 +2,12 @@ import { type Kysely, sql } from 'kysely';
 import { UnderstudyError } from '../../errors.js';
 import { PUBLISHED, type Variant } from '../../sync/store-port.js';
 import type { CollectionSlug } from '../../vocabulary/collections.js';
-import { TYPED_COLUMNS } from '../columns.js';
 import { collectionTable } from '../db-schema.js';
 import { asDialect, type Dialect } from '../dialect.js';
 import { compileFilter } from './compile-filter.js';
 import { compileOrder } from './compile-order.js';
 import type { Sql } from './json-sql.js';
+import { PointingAt, ROW } from './pointing-at.js';
 import type { DocRow, ListResult, ListSpec, ReadView } from './read-spec.js';
 import type { ReadsConnection } from './reads-connection.js';
 
@@ -49,7 +49,6 @@ export interface MirrorReads {
 }
 
 type Loose = Kysely<Record<string, Record<string, unknown>>>;
-const ROW = 'r';
 const ALL_ROWS = 9_007_199_254_740_991;
 const SAMPLE = 200;
 
@@ -67,26 +66,35 @@ function source(view: ReadView): { table: Sql; scope: Sql } {
   };
 }
 
-function readsOver(conn: ReadsConnection): MirrorReads {
-  const db = conn.db as unknown as Loose;
-  const guard = conn.guard ? sql` and ${conn.guard}` : sql``;
-  const run = async <R>(q: Sql): Promise<R[]> => {
+/** `MirrorReads` over a reads connection of either engine. */
+class SqlMirrorReads implements MirrorReads {
+  private readonly db: Loose;
+  private readonly guard: Sql;
+  private readonly pointing: PointingAt;
+
+  constructor(private readonly conn: ReadsConnection) {
+    this.db = conn.db as unknown as Loose;
+    this.guard = conn.guard ? sql` and ${conn.guard}` : sql``;
+    this.pointing = new PointingAt(conn, (q) => this.run(q));
+  }
+
+  private async run<R>(q: Sql): Promise<R[]> {
     try {
-      return (await q.execute(db)).rows as R[];
+      return (await q.execute(this.db)).rows as R[];
     } catch (err) {
-      const e = conn.failure(err);
+      const e = this.conn.failure(err);
       if (e instanceof UnderstudyError) throw e;
       throw new UnderstudyError('US_STORE', `store: a read failed: ${(err as Error).message}`, { cause: err });
     }
-  };
+  }
 
-  async function list(spec: ListSpec): Promise<ListResult> {
+  async list(spec: ListSpec): Promise<ListResult> {
     const { table, scope } = source(spec.view);
-    const where = spec.filter ? sql` and ${compileFilter(spec.filter, spec.view, ROW, conn.json)}` : sql``;
+    const where = spec.filter ? sql` and ${compileFilter(spec.filter, spec.view, ROW, this.conn.json)}` : sql``;
     const total = spec.count ? sql`, count(*) over () as total` : sql``;
-    const order = compileOrder(spec.sort, spec.view, ROW, conn.json);
-    const q = sql`select ${sql.ref(`${ROW}.id`)} as id, ${sql.ref(`${ROW}.doc`)} as doc${total} from ${table} where ${scope}${guard}${where} order by ${order} limit ${spec.limit ?? ALL_ROWS} offset ${spec.offset}`;
-    const rows = await run<{ id: unknown; doc: string; total?: number | string }>(q);
+    const order = compileOrder(spec.sort, spec.view, ROW, this.conn.json);
+    const q = sql`select ${sql.ref(`${ROW}.id`)} as id, ${sql.ref(`${ROW}.doc`)} as doc${total} from ${table} where ${scope}${this.guard}${where} order by ${order} limit ${spec.limit ?? ALL_ROWS} offset ${spec.offset}`;
+    const rows = await this.run<{ id: unknown; doc: string; total?: number | string }>(q);
     const first = rows[0];
     return {
       rows: rows.map((x): DocRow => ({ id: String(x.id), doc: x.doc })),
@@ -94,70 +102,50 @@ function readsOver(conn: ReadsConnection): MirrorReads {
     };
   }
 
-  async function byKeys(view: ReadView, ids: readonly string[]): Promise<ReadonlyMap<string, string>> {
+  async byKeys(view: ReadView, ids: readonly string[]): Promise<ReadonlyMap<string, string>> {
     const out = new Map<string, string>();
-    if (ids.length === 0) return out;
     const { table, scope } = source(view);
     for (let i = 0; i < ids.length; i += 500) {
       const chunk = ids.slice(i, i + 500);
       const q = sql`select ${sql.ref(`${ROW}.id`)} as id, ${sql.ref(`${ROW}.doc`)} as doc from ${table} where ${scope} and ${sql.ref(`${ROW}.id`)} in (${sql.join(chunk)})`;
-      for (const x of await run<{ id: unknown; doc: string }>(q)) out.set(String(x.id), x.doc);
+      for (const x of await this.run<{ id: unknown; doc: string }>(q)) out.set(String(x.id), x.doc);
     }
     return out;
   }
 
-  async function pointingAt(
+  pointingAt(
     tenant: string,
     from: CollectionSlug,
     field: string,
     targets: readonly string[],
     limit: number | null,
   ): Promise<ReadonlyMap<string, readonly string[]>> {
-    const out = new Map<string, string[]>();
-    if (targets.length === 0) return out;
-    const view: ReadView = { tenant, collection: from, variant: PUBLISHED, locale: null, computed: new Set() };
-    const { table, scope } = source(view);
-    const typed = TYPED_COLUMNS[from].find((t) => t.path === field && t.kind === 'ref');
-    const list = sql.join(targets);
-    const pointing = typed
-      ? { from: table, target: sql.ref(`${ROW}.${typed.column}`) }
-      : { from: sql`${table}, ${conn.json.items(ROW, field)}`, target: conn.json.itemText };
-    const id = conn.json.collated(sql.ref(`${ROW}.id`));
-    const ordered = sql`row_number() over (partition by ${pointing.target} order by ${sql.ref(`${ROW}.created_at`)} desc nulls first, ${id} asc)`;
-    const inner = sql`select ${pointing.target} as target, ${sql.ref(`${ROW}.id`)} as id, ${ordered} as n from ${pointing.from} where ${scope}${guard} and ${pointing.target} in (${list})`;
-    const cap = limit === null ? sql`` : sql` where x.n <= ${limit}`;
-    const rows = await run<{ target: string; id: unknown }>(
-      sql`select x.target, x.id from (${inner}) as x${cap} order by x.target, x.n`,
-    );
-    for (const x of rows) {
-      const l = out.get(x.target);
-      if (l) l.push(String(x.id));
-      else out.set(x.target, [String(x.id)]);
-    }
-    return out;
+    return this.pointing.lookup(tenant, from, field, targets, limit);
   }
 
-  async function fieldNames(view: ReadView): Promise<ReadonlySet<string>> {
+  async fieldNames(view: ReadView): Promise<ReadonlySet<string>> {
     const { table, scope } = source(view);
     const sample = sql`select ${sql.ref(`${ROW}.doc`)} as doc from ${table} where ${scope} limit ${SAMPLE}`;
-    return new Set((await run<{ k: string }>(conn.json.keysOf(sample))).map((x) => x.k));
+    return new Set((await this.run<{ k: string }>(this.conn.json.keysOf(sample))).map((x) => x.k));
   }
 
-  async function copies(tenant: string, collection: CollectionSlug): Promise<CollectionCopies> {
-    const states = await run<{ variant: string; last_success_at: string | null }>(
-      sql`select variant, last_success_at from sync_state where tenant = ${tenant} and collection = ${collection}`,
+  async copies(tenant: string, collection: CollectionSlug): Promise<CollectionCopies> {
+    // One statement (one round trip to a server): each variant's last success, then watch's row as variant ''.
+    const rows = await this.run<{ variant: string; at: string | null; changed: string | null }>(
+      sql`select variant, last_success_at as at, null as changed from sync_state where tenant = ${tenant} and collection = ${collection}
+        union all select '' as variant, last_fresh_at as at, last_change_at as changed from watch_state where tenant = ${tenant} and collection = ${collection}`,
     );
-    const [w] = await run<{ last_fresh_at: string | null; last_change_at: string | null }>(
-      sql`select last_fresh_at, last_change_at from watch_state where tenant = ${tenant} and collection = ${collection}`,
-    );
+    const watch = rows.find((x) => x.variant === '');
     return {
-      variants: new Map(states.map((s) => [s.variant, s.last_success_at])),
-      probedAt: w?.last_fresh_at ?? null,
-      changedAt: w?.last_change_at ?? null,
+      variants: new Map(rows.filter((x) => x.variant !== '').map((x) => [x.variant, x.at])),
+      probedAt: watch?.at ?? null,
+      changedAt: watch?.changed ?? null,
     };
   }
 
-  return { list, byKeys, pointingAt, fieldNames, copies, close: () => conn.close() };
+  close(): Promise<void> {
+    return this.conn.close();
+  }
 }
 
 export interface MirrorReadsOptions {
@@ -169,5 +157,5 @@ export interface MirrorReadsOptions {
 
 /** Opens the mirror `database` names read-only for the upstream's reads (`US_CONFIG` when it cannot be opened). */
 export async function openMirrorReads(database: string | Dialect, opts: MirrorReadsOptions): Promise<MirrorReads> {
-  return readsOver(await asDialect(database).openReads(opts));
+  return new SqlMirrorReads(await asDialect(database).openReads(opts));
 }

@@ -14,7 +14,7 @@ export interface TypedField {
 }
 
 /** Typed text columns that hold the field's string exactly (references at depth 0 are their ids). */
-const TEXT_FIELDS = new Set(['slug', 'event', 'venue', 'season', 'organization', 'blog', 'parent']);
+const TEXT_FIELDS = new Set(['title', 'name', 'slug', 'event', 'venue', 'season', 'organization', 'blog', 'parent']);
 
 /**
  * The column of `view`'s table holding top-level field `field` exactly, or null: the key and `updatedAt` in every
