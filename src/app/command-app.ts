@@ -57,7 +57,10 @@ export interface ReaderApp extends CommandApp {
 export interface QueueApp extends CommandApp {
   /** Redis: it answered when the app was built (`US_REDIS` otherwise). */
   readonly redis: Redis;
-  /** The mirror read-only, opened on the first call; null when its file does not exist (it is never created here). */
+  /**
+   * The mirror read-only, opened on the first call that finds it; null while its file does not exist (it is never
+   * created here).
+   */
   mirror(): Promise<MirrorReader | null>;
   /**
    * The write log over the existing mirror, writable (`writes retry` marks a replayed bulk write), migrated if it
@@ -89,6 +92,26 @@ function resources(name: string) {
             const t = await p.catch(() => null);
             if (t !== null) await closeIt(t);
           });
+        }
+        return opened;
+      };
+    },
+    /** `once` for an opener that may find nothing yet (null): that result is not kept, the next call looks again. */
+    onceThere<T>(open: () => Promise<T | null>, closeIt: (t: T) => Promise<void>): () => Promise<T | null> {
+      let opened: Promise<T | null> | null = null;
+      return () => {
+        if (!opened) {
+          const p = open();
+          opened = p;
+          p.then(
+            (t) => {
+              if (t === null) opened = null;
+              else steps.push(() => closeIt(t));
+            },
+            () => {
+              opened = null;
+            },
+          );
         }
         return opened;
       };
@@ -147,28 +170,19 @@ export async function createQueueApp(
   r.add(() => quit(redis));
   // A PostgreSQL mirror is there or not at the server's say; a SQLite file must exist (never created here).
   const exists = () => !mirrorMissing(b.databasePath);
-  const mirror = r.once(
+  // Not there yet (serve started before the first sync): looked for again at the next call.
+  const mirror = r.onceThere(
     () => (exists() ? openMirrorReader(b.databasePath) : Promise.resolve(null)),
-    async (m) => m?.close(),
+    (m) => m.close(),
   );
   const timeoutMs = config?.api?.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
-  // A failed open (no mirror yet) is not kept: the next read tries again.
-  let reads: Promise<MirrorReads> | null = null;
-  const mirrorReads = async (): Promise<MirrorReads | null> => {
-    if (!exists()) return null;
-    if (!reads) {
-      const opening = openMirrorReads(b.databasePath, { timeoutMs });
-      reads = opening;
-      opening.catch(() => {
-        if (reads === opening) reads = null;
-      });
-      r.add(async () => (await opening.catch(() => null))?.close());
-    }
-    return reads;
-  };
-  const writableWriteLog = r.once(
+  const mirrorReads = r.onceThere(
+    () => (exists() ? openMirrorReads(b.databasePath, { timeoutMs }) : Promise.resolve(null)),
+    (m) => m.close(),
+  );
+  const writableWriteLog = r.onceThere(
     async () => (exists() ? openWriteLog(b.databasePath) : null),
-    async (w) => w?.close(),
+    (w) => w.close(),
   );
   return { ...b, redis, mirror, writableWriteLog, mirrorReads, close: r.close, [Symbol.asyncDispose]: r.close };
 }

@@ -20,6 +20,7 @@ import type { ServeContext, ServeEnv } from '../serve/serve-context.js';
 import { serveMetrics } from '../serve/serve-metrics.js';
 import { resolveServeTokens, type ServeToken } from '../serve/serve-tokens.js';
 import { tokenRateLimit } from '../serve/token-rate-limit.js';
+import { wallClock } from '../sync/schedule-clock.js';
 import { tenantSlug } from '../vocabulary/ids.js';
 import { DEFAULT_MAX_BODY_BYTES } from '../writes/validate-write.js';
 import { createApp } from './create-app.js';
@@ -53,6 +54,8 @@ export interface RunningServe {
 const HEARTBEAT_MS = 15_000;
 /** Time requests in flight get to finish on SIGTERM before their connections are dropped. */
 const DEFAULT_GRACE_MS = 3000;
+/** How often, while stopping, connections whose requests have finished are dropped. */
+const IDLE_SWEEP_MS = 50;
 
 /** Where serve processes say they are alive: a sorted set of `{host, pid, url}` scored by the last time. */
 export const serveProcessesKey = (prefix: string): string => `${prefix}:serve:processes`;
@@ -157,8 +160,7 @@ export async function startServe(opts: StartServeOptions): Promise<RunningServe>
       .catch((err: unknown) => opts.log.warn({ err: String(err) }, 'serve heartbeat not written'));
   };
   await beat();
-  const heartbeat = setInterval(() => void beat(), HEARTBEAT_MS);
-  heartbeat.unref();
+  const heartbeat = wallClock.every(HEARTBEAT_MS, () => void beat());
   opts.log.info({ url, tokens: current.tokens.map((t) => t.name) }, 'serve listening');
   let closing: Promise<void> | null = null;
   return {
@@ -168,12 +170,16 @@ export async function startServe(opts: StartServeOptions): Promise<RunningServe>
     close(graceMs = DEFAULT_GRACE_MS) {
       closing ??= (async () => {
         stopping.abort();
-        clearInterval(heartbeat);
+        await heartbeat.stop();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        // server.close() drops the connections idle now; one whose request ends later (a stream, a wait) stays open
+        // as keep-alive until the grace is over unless it is dropped once idle too.
+        const sweep = wallClock.every(IDLE_SWEEP_MS, () => server.closeIdleConnections());
         server.closeIdleConnections();
         const timer = setTimeout(() => server.closeAllConnections(), graceMs);
         await closed;
         clearTimeout(timer);
+        await sweep.stop();
         await closeAll(
           [
             () => sighup.close(),

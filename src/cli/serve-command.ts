@@ -5,6 +5,7 @@ import { createLogger } from '../log.js';
 import { effectiveEnv } from '../ops/config-reload.js';
 import { resolveServeTokens } from '../serve/serve-tokens.js';
 import { printHelp } from './command-help.js';
+import { keepGoingOnRejections } from './keep-going.js';
 import { parseFlags } from './parse-flags.js';
 import { SERVE_SPEC } from './specs/serve-spec.js';
 
@@ -27,6 +28,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
   // The tokens first: a missing one stops here, one stderr line, before anything is opened or logged.
   resolveServeTokens(config, env);
   const log = createLogger();
+  const stopping = new AbortController();
+  keepGoingOnRejections(log, stopping.signal, 'serve');
   const running = await startServe({
     config,
     configPath: values.config,
@@ -42,6 +45,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     process.once('SIGINT', () => resolve('SIGINT'));
   });
   log.info({ signal }, 'shutdown requested');
+  stopping.abort();
   await running.close();
   log.info('serve stopped');
   return 0;

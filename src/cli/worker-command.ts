@@ -5,12 +5,12 @@ import { startWatch } from '../app/start-watch.js';
 import { startWorkerOps } from '../app/start-worker-ops.js';
 import { startWriteWorker } from '../app/start-write-worker.js';
 import { loadConfigFile } from '../config/load-config.js';
-import { describeError, UsageError } from '../errors.js';
-import { createLogger, type Logger } from '../log.js';
+import { UsageError } from '../errors.js';
+import { createLogger } from '../log.js';
 import { effectiveEnv } from '../ops/config-reload.js';
 import { createOpsMetrics } from '../ops/metrics.js';
-import { isRedisConnectionError } from '../queue/redis-settings.js';
 import { printHelp } from './command-help.js';
+import { keepGoingOnRejections } from './keep-going.js';
 import { parseFlags } from './parse-flags.js';
 import { WORKER_SPEC } from './specs/worker-spec.js';
 
@@ -28,21 +28,6 @@ function checkedFlags(values: WorkerValues): number | undefined {
   if (values['http-host'] !== undefined && (values.http === undefined || values['http-host'] === ''))
     throw new UsageError('--http-host needs --http PORT and a host name or address');
   return concurrency;
-}
-
-function keepGoingOnRejections(log: Logger, stopping: AbortSignal): void {
-  // An unhandled rejection is a bug (each has a test once found), but one job's failure must never take the
-  // worker down with every other tenant's syncs, writes and webhooks: it is logged at error level and the worker
-  // goes on. BullMQ can leave a command of a connection it is closing rejected with no handler
-  // (taskforcesh/bullmq#3546): once shutdown has begun, such a Redis connection error says nothing about the work
-  // and is only a warning. Kept to the end of the process: the rejection may come after this command returns.
-  process.on('unhandledRejection', (reason: unknown) => {
-    if (stopping.aborted && isRedisConnectionError(reason)) {
-      log.warn({ reason: describeError(reason) }, 'Redis connection error while closing; ignored');
-      return;
-    }
-    log.error({ err: reason }, 'unhandled rejection (a bug, please report it); the worker goes on');
-  });
 }
 
 /** Whether Redis was unreachable when the stop came (its connection then ends at once: src/queue/redis-at-stop.ts). */
@@ -69,7 +54,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
   };
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
-  keepGoingOnRejections(log, stop.signal);
+  keepGoingOnRejections(log, stop.signal, 'the worker');
   let redisGone = () => false;
   try {
     // Disposed in reverse: ops, writes (in-flight writes finish), syncs, then the app (gates, pool, SQLite, Redis).

@@ -61,11 +61,14 @@ async function failedCommand(queue: WritesQueue, writeLog: WriteLogReader | null
   else if (values.quiet) return 0;
   else if (failed.length === 0) process.stdout.write('no failed writes\n');
   else {
+    // The token a write came through (`serve`), when any did.
+    const by = failed.some((f) => f.tokenName !== null);
     const rows = failed.map((f) => ({
       job: f.jobId,
       status: f.status,
       write: `${f.op} ${target(f)}`,
       attempts: String(f.attempts),
+      ...(by ? { token: f.tokenName ?? '' } : {}),
       at: f.failedAt ?? '',
       reason: f.failures?.length
         ? `${f.reason} (${f.failures.map((x) => `${x.id}: ${x.message}`).join('; ')})`

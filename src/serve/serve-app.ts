@@ -80,10 +80,10 @@ export function serveApp(ctx: ServeContext, opts: ServeAppOptions): Hono<ServeEn
   mountDocs(app);
   for (const mount of opts.extraRoutes ?? []) mount(app, ctx);
   const guard = authenticate(ctx);
+  // Once per request: Hono's `/v1/writes/*` matches `/v1/writes` too, and a second `use` would count the request
+  // twice against the token's rate limit.
   app.use('/v1/writes/*', guard);
-  app.use('/v1/writes', guard);
   app.use('/v1/changes/*', guard);
-  app.use('/v1/changes', guard);
   app.use('/partners/*', guard);
   mountWritesApi(app, ctx);
   mountChangeRoutes(app, ctx);

@@ -126,7 +126,17 @@ export const WriteDetailsSchema = v.object({
   log: nullable(WriteLogEntrySchema),
   advice: v.exactOptional(v.string()),
 });
-export type ServeWriteDetails = v.InferOutput<typeof WriteDetailsSchema>;
+/** What `GET /v1/writes/{id}` answers: a write's details and the record it left in the mirror once it ended ok. */
+export const WriteAnswerSchema = v.object({
+  ...WriteDetailsSchema.entries,
+  record: v.pipe(
+    nullable(v.record(v.string(), v.unknown())),
+    v.description(
+      'The record as the mirror holds it after the write (its draft for a draft write); null before the write ended ok, for a bulk write, or when the mirror does not hold it',
+    ),
+  ),
+});
+export type ServeWriteDetails = v.InferOutput<typeof WriteAnswerSchema>;
 
 /** A write that did not fully succeed (`writes failed`), and the token that enqueued it. */
 export const FailedWriteSchema = v.object({

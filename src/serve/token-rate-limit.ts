@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { asUnderstudyError } from '../queue/redis-settings.js';
 
 /** Where one token stands in its window: whether this request passes, and the `RateLimit-*` numbers. */
 export interface RateDecision {
@@ -21,13 +22,15 @@ return {n, redis.call('PTTL', KEYS[1])}
 /**
  * The per-token request budget of `serve` (config `api.rateLimit`, requests a minute): a fixed one-minute window
  * counted in Redis by the token's name (never its value), so every serve process behind a load balancer shares it.
- * Rejects with the Redis error when Redis does not answer.
+ * Rejects with `US_REDIS` when Redis does not answer.
  */
 export function tokenRateLimit(redis: Redis, prefix: string, perMinute: () => number) {
   return async (tokenName: string, now = Date.now()): Promise<RateDecision> => {
     const window = Math.floor(now / WINDOW_MS);
     const key = `${prefix}:serve:rate:${tokenName}:${window}`;
-    const [n, ttl] = (await redis.eval(COUNT, 1, key, String(WINDOW_MS))) as [number, number];
+    const [n, ttl] = (await redis.eval(COUNT, 1, key, String(WINDOW_MS)).catch((err: unknown) => {
+      throw asUnderstudyError(err); // US_REDIS: 503 with Retry-After
+    })) as [number, number];
     const limit = perMinute();
     const resetMs = ttl > 0 ? ttl : WINDOW_MS - (now % WINDOW_MS);
     return {

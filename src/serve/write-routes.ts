@@ -1,6 +1,6 @@
 import type { Context, Hono } from 'hono';
 import { API_VERSION, BULK_ROUTES, type CollectionSlug, collectionNamed } from '../vocabulary/collections.js';
-import { tenantSlug } from '../vocabulary/ids.js';
+import { type JsonObject, tenantSlug } from '../vocabulary/ids.js';
 import { parseWriteBody, type WriteRequest } from '../writes/validate-write.js';
 import { WRITABLE, type WriteOp } from '../writes/write-job.js';
 import { type WriteState, WriteWaitTimeoutError } from '../writes/write-state.js';
@@ -84,6 +84,23 @@ async function bodyOf(c: Context<ServeEnv>): Promise<unknown> {
   return raw.trim() === '' ? undefined : parseWriteBody(raw);
 }
 
+/** The record a write that ended `ok` left in the mirror (its draft for a draft write); null for a bulk write. */
+export async function mirroredRecord(ctx: ServeContext, s: WriteState, draft: boolean): Promise<JsonObject | null> {
+  const collection = s.collection ? collectionNamed(s.collection) : undefined;
+  const id = s.resultId ?? s.recordId;
+  if (s.state !== 'ok' || !collection || !id || !s.tenant || s.op === 'bulk') return null;
+  const mirror = await ctx.mirror();
+  return mirror
+    ? mirror.recordDoc({
+        tenant: tenantSlug(s.tenant),
+        collection,
+        id,
+        variant: draft ? 'draft' : 'published',
+        deleted: s.op === 'delete',
+      })
+    : null;
+}
+
 /** The upstream's answer to a write that ended, as far as the mirror and the job know it. */
 async function outcomeAnswer(ctx: ServeContext, s: WriteState, draft: boolean, headers: Record<string, string>) {
   if (s.state === 'failed') {
@@ -93,20 +110,10 @@ async function outcomeAnswer(ctx: ServeContext, s: WriteState, draft: boolean, h
       state: s.state,
     });
   }
-  const collection = s.collection ? collectionNamed(s.collection) : undefined;
-  const id = s.resultId ?? s.recordId;
-  const mirror = collection && id && s.tenant && s.op !== 'bulk' ? await ctx.mirror() : null;
-  const doc =
-    mirror && collection && id && s.tenant
-      ? await mirror.recordDoc({
-          tenant: tenantSlug(s.tenant),
-          collection,
-          id,
-          variant: draft ? 'draft' : 'published',
-          deleted: s.op === 'delete',
-        })
-      : null;
-  const body = doc ?? (s.op === 'bulk' ? { ...s.summary, failures: s.failures ?? [] } : { id, state: s.state });
+  const doc = await mirroredRecord(ctx, s, draft);
+  const body =
+    doc ??
+    (s.op === 'bulk' ? { ...s.summary, failures: s.failures ?? [] } : { id: s.resultId ?? s.recordId, state: s.state });
   return new Response(JSON.stringify(body), {
     status: s.op === 'create' ? 201 : 200,
     headers: { 'content-type': 'application/json', ...headers },

@@ -1,12 +1,12 @@
 import type { Hono } from 'hono';
-import { listFailedWrites, retryWrite, showWrite } from '../queue/failed-writes.js';
+import { listFailedWrites, retryWrite, showWrite, type WriteDetails } from '../queue/failed-writes.js';
 import { waitForWriteState } from '../queue/follow-write.js';
 import { durationSeconds } from '../vocabulary/duration.js';
 import { WriteWaitTimeoutError } from '../writes/write-state.js';
 import { ServeProblem } from './problem.js';
 import { allow, type ServeContext, type ServeEnv } from './serve-context.js';
 import { reaches } from './serve-tokens.js';
-import { MAX_WAIT_S } from './write-routes.js';
+import { MAX_WAIT_S, mirroredRecord } from './write-routes.js';
 
 /** `?wait=30s` (a duration, at most 60 s) in ms; null when absent. */
 function waitMs(text: string | undefined): number | null {
@@ -15,6 +15,12 @@ function waitMs(text: string | undefined): number | null {
   if (s === null || s < 0)
     throw new ServeProblem(400, 'US_VALIDATION', `wait=${text}: a duration such as 30s (at most ${MAX_WAIT_S}s)`);
   return Math.min(MAX_WAIT_S, s) * 1000;
+}
+
+/** A write's details and, once it ended `ok`, the record it left in the mirror (`record`, null when none). */
+async function withRecord(ctx: ServeContext, d: WriteDetails) {
+  const draft = (d.data as { draft?: unknown } | null)?.draft === true;
+  return { ...d, record: await mirroredRecord(ctx, d, draft) };
 }
 
 /** The token may see a write of `tenant` with `read` or `write`. */
@@ -36,9 +42,9 @@ export function mountWritesApi(app: Hono<ServeEnv>, ctx: ServeContext): void {
       } catch (err) {
         if (!(err instanceof WriteWaitTimeoutError) && !ctx.stopping.aborted && !c.req.raw.signal.aborted) throw err;
       }
-      return c.json(await showWrite(ctx.queue, log, id));
+      return c.json(await withRecord(ctx, await showWrite(ctx.queue, log, id)));
     }
-    return c.json(first);
+    return c.json(await withRecord(ctx, first));
   });
 
   app.get('/v1/writes', async (c) => {

@@ -1,10 +1,24 @@
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, type RawBuilder, type SqlBool, sql } from 'kysely';
 import type { Lease } from '../sync/store-port.js';
 import type { CollectionSlug } from '../vocabulary/collections.js';
 import type { TenantSlug } from '../vocabulary/ids.js';
 import type { Database } from './db-schema.js';
 
 const at = (ms: number): string => new Date(ms).toISOString();
+
+/**
+ * The one rule of a lease upsert (sync leases, watch owners): the row changes hands only when it has expired at
+ * `now`, is the caller's own already, or (a takeover) is held by `takeOverFrom`. For `onConflict(…).where(…)`.
+ */
+export const expiredOrMine = (
+  table: 'sync_leases' | 'watch_owners',
+  now: number,
+  takeOverFrom?: string,
+): RawBuilder<SqlBool> => {
+  const holder = sql.ref(`${table}.holder`);
+  const others = takeOverFrom === undefined ? sql`` : sql` or ${holder} = ${takeOverFrom}`;
+  return sql<SqlBool>`(${sql.ref(`${table}.expires_at`)} < ${at(now)} or ${holder} = excluded.holder${others})`;
+};
 
 /**
  * The `sync_leases` table: one lease per tenant and collection, held by one run at a time. Taking a lease that
@@ -37,13 +51,7 @@ export const leases = {
             acquired_at: (eb) => eb.ref('excluded.acquired_at'),
             expires_at: (eb) => eb.ref('excluded.expires_at'),
           })
-          .where((eb) =>
-            eb.or([
-              eb('sync_leases.expires_at', '<', at(now)),
-              eb('sync_leases.holder', '=', eb.ref('excluded.holder')),
-              ...(takeOverFrom ? [eb('sync_leases.holder', '=', takeOverFrom)] : []),
-            ]),
-          ),
+          .where(expiredOrMine('sync_leases', now, takeOverFrom)),
       )
       .returning(['token'])
       .executeTakeFirst();

@@ -4,6 +4,7 @@ import type { WatchStatusRow } from '../sync/watch-port.js';
 import type { Clock } from '../vocabulary/clock.js';
 import type { TenantSlug } from '../vocabulary/ids.js';
 import type { Database } from './db-schema.js';
+import { expiredOrMine } from './lease-table.js';
 
 const at = (ms: number): string => new Date(ms).toISOString();
 
@@ -56,12 +57,7 @@ export const watchTables = {
               holder: (eb) => eb.ref('excluded.holder'),
               expires_at: (eb) => eb.ref('excluded.expires_at'),
             })
-            .where((eb) =>
-              eb.or([
-                eb('watch_owners.expires_at', '<', at(now)),
-                eb('watch_owners.holder', '=', eb.ref('excluded.holder')),
-              ]),
-            ),
+            .where(expiredOrMine('watch_owners', now)),
         )
         .returning(['tenant'])
         .execute();

@@ -11,6 +11,7 @@ import {
   SeasonShape,
   SeriesShape,
 } from '../partners/resource-fields.js';
+import { editDistance } from '../vocabulary/edit-distance.js';
 import type { CreateCollection, UpdateCollection } from './write-job.js';
 
 /**
@@ -47,31 +48,12 @@ export type UpdateBody<C extends UpdateCollection> = v.InferInput<(typeof UPDATE
  */
 export const MAX_BODY_DEPTH = 64;
 
-/** Optimal string alignment distance (Levenshtein with adjacent transpositions), case-insensitive. */
-function distance(a: string, b: string): number {
-  const s = a.toLowerCase();
-  const t = b.toLowerCase();
-  const d: number[][] = Array.from({ length: s.length + 1 }, (_, i) => [i, ...Array<number>(t.length).fill(0)]);
-  for (let j = 1; j <= t.length; j++) (d[0] as number[])[j] = j;
-  for (let i = 1; i <= s.length; i++) {
-    const row = d[i] as number[];
-    const prev = d[i - 1] as number[];
-    for (let j = 1; j <= t.length; j++) {
-      const cost = s[i - 1] === t[j - 1] ? 0 : 1;
-      row[j] = Math.min((prev[j] as number) + 1, (row[j - 1] as number) + 1, (prev[j - 1] as number) + cost);
-      if (i > 1 && j > 1 && s[i - 1] === t[j - 2] && s[i - 2] === t[j - 1])
-        row[j] = Math.min(row[j] as number, ((d[i - 2] as number[])[j - 2] as number) + 1);
-    }
-  }
-  return (d[s.length] as number[])[t.length] as number;
-}
-
 /** The known name closest to `name`, when it is close enough to be a typo of it. */
 export function closestName(name: string, known: readonly string[]): string | null {
   let best: string | null = null;
   let bestD = Math.max(2, Math.floor(name.length / 4)) + 1;
   for (const k of known) {
-    const d = distance(name, k);
+    const d = editDistance(name, k);
     if (d < bestD) {
       best = k;
       bestD = d;

@@ -12,7 +12,7 @@ export interface CliResult {
 }
 
 /** Runs the built CLI (`node bin/understudy ...`) to completion. */
-export function runCli(args: string[], opts: { env?: NodeJS.ProcessEnv; input?: string } = {}): Promise<CliResult> {
+export function runCli(args: string[], opts: CliOptions & { input?: string } = {}): Promise<CliResult> {
   const child = spawnCli(args, opts);
   // A CLI may refuse its input before reading it all (e.g. a body far over the cap): EPIPE is then expected.
   child.stdin?.on('error', () => {});
@@ -21,15 +21,25 @@ export function runCli(args: string[], opts: { env?: NodeJS.ProcessEnv; input?: 
   return collect(child);
 }
 
-/** Starts the CLI in the background; killed when the test finishes. */
-export function spawnCli(args: string[], opts: { env?: NodeJS.ProcessEnv } = {}): ChildProcess {
+export interface CliOptions {
+  env?: NodeJS.ProcessEnv;
+  /**
+   * True for a process started in `beforeAll` (outside any test): the caller stops it (in `afterAll`) instead of
+   * the end of the current test.
+   */
+  fileScoped?: boolean;
+}
+
+/** Starts the CLI in the background; killed when the test finishes (unless `fileScoped`). */
+export function spawnCli(args: string[], opts: CliOptions = {}): ChildProcess {
   const child = spawn(process.execPath, [BIN, ...args], {
     env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', ...opts.env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
-  onTestFinished(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  });
+  if (!opts.fileScoped)
+    onTestFinished(() => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    });
   return child;
 }
 

@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { type CliResult, collect, spawnCli } from './run-cli.js';
+import { type CliOptions, type CliResult, collect, spawnCli } from './run-cli.js';
 
 // These helpers run the built CLI (bin/understudy runs dist/): `npm run build` first (`npm test` does).
 
@@ -17,9 +17,13 @@ export interface UnderstudyProcess {
   stop(signal?: NodeJS.Signals): Promise<CliResult>;
 }
 
-/** Starts `understudy …args` with `env` over the test's environment. */
-export function startUnderstudy(args: readonly string[], env: NodeJS.ProcessEnv): UnderstudyProcess {
-  const child = spawnCli([...args], { env });
+/** Starts `understudy …args` with `env` over the test's environment (`fileScoped`: see `CliOptions`). */
+export function startUnderstudy(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  opts: Pick<CliOptions, 'fileScoped'> = {},
+): UnderstudyProcess {
+  const child = spawnCli([...args], { env, ...opts });
   const pid = child.pid;
   if (pid === undefined) throw new Error(`understudy ${args[0]} did not start`);
   const exited = collect(child);

@@ -39,6 +39,7 @@ const change = (over: Partial<Change> = {}): Change => ({
   ...over,
 });
 const details = (): ServeWriteDetails => ({
+  record: null,
   jobId: 'idem-1',
   state: 'failed',
   done: true,
