@@ -11,7 +11,7 @@ import { type ReadAnswer, readProblem } from './read-answer.js';
 import { computedFields, copyFor, type ReadWants } from './read-copy.js';
 import { freshnessHeaders, notModified } from './read-headers.js';
 import { filterOf, sortOf, WHERE_MAX_CONDITIONS, WHERE_MAX_DEPTH, whereConditions, whereDepth } from './read-query.js';
-import { parseDoc, type ShapeCtx, shapeDocs } from './shape-docs.js';
+import { parseDoc, type ShapeCtx, shapeDocs, stopIfGone } from './shape-docs.js';
 
 /** One read of the upstream's shape: a list (`id` null) or one record (media: by filename). */
 export interface ReadRequest {
@@ -93,6 +93,7 @@ async function answer(deps: ReadDeps, req: ReadRequest): Promise<ReadAnswer> {
     tenant: req.tenant,
     tenantName: deps.tenantName?.(req.tenant),
     params,
+    signal: req.signal,
     viewOf: async (to) => {
       const got = copyFor(req.tenant, to, wants, await copiesFor(to));
       return 'view' in got ? got.view : null;
@@ -132,6 +133,7 @@ async function listBody(deps: ReadDeps, ctx: ShapeCtx, view: ReadView, params: S
   const filter = params.where && Object.keys(params.where).length > 0 ? filterOf(params.where, c, known) : null;
   const sort = sortOf(params.sort ?? DEFAULT_SORT, known);
   const w = pageWindow(params.limit, params.page);
+  stopIfGone(ctx.signal);
   const { rows, total } = await deps.reads.list({
     view,
     filter,

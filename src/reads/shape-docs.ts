@@ -1,3 +1,4 @@
+import { UnderstudyError } from '../errors.js';
 import type { SimParams } from '../sim/parse-params.js';
 import { applySelect, isLocaleObject, type LocaleCtx, resolveLocale } from '../sim/sim-query.js';
 import { JOINS, LOCALIZED, RELATIONSHIPS } from '../sim/sim-schema.js';
@@ -15,6 +16,8 @@ export interface ShapeCtx {
   /** The tenant's display name when known (a mirror holds only its slug). */
   readonly tenantName: string | undefined;
   readonly params: SimParams;
+  /** Aborted when the client goes away: no further statement is started. */
+  readonly signal: AbortSignal | undefined;
   /** The copy a populated record of `c` is read from, or null when the mirror has none (its id stays). */
   viewOf(c: CollectionSlug): Promise<ReadView | null>;
 }
@@ -27,6 +30,11 @@ const joinLimit = (params: SimParams, field: string): number => {
   const j = params.joins ? params.joins[field] : undefined;
   return isJsonObject(j) && typeof j.limit === 'string' && /^\d+$/.test(j.limit) ? Number(j.limit) : DEFAULT_JOIN_LIMIT;
 };
+
+/** Throws `US_ABORTED` once the client has gone: what is left of the read is not worth a statement. */
+export function stopIfGone(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new UnderstudyError('US_ABORTED', 'the client went away before the read was answered');
+}
 
 export const parseDoc = (text: string): JsonObject => {
   const v = parseExactJson(text);
@@ -54,6 +62,7 @@ async function related(
 ): Promise<ReadonlyMap<string, JsonObject>> {
   const view = ids.length ? await ctx.viewOf(to) : null;
   if (!view) return new Map();
+  stopIfGone(ctx.signal);
   const rows = await ctx.reads.byKeys(view, [...new Set(ids)]);
   const keys = [...rows.keys()];
   const shaped = await shapeDocs(

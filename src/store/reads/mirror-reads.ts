@@ -17,8 +17,6 @@ export interface CollectionCopies {
   readonly variants: ReadonlyMap<Variant, string | null>;
   /** When a watch probe of the collection last succeeded; null when none did. */
   readonly probedAt: string | null;
-  /** When watch last saw a change (part of what the field names depend on); null when never. */
-  readonly changedAt: string | null;
 }
 
 /**
@@ -131,15 +129,14 @@ class SqlMirrorReads implements MirrorReads {
 
   async copies(tenant: string, collection: CollectionSlug): Promise<CollectionCopies> {
     // One statement (one round trip to a server): each variant's last success, then watch's row as variant ''.
-    const rows = await this.run<{ variant: string; at: string | null; changed: string | null }>(
-      sql`select variant, last_success_at as at, null as changed from sync_state where tenant = ${tenant} and collection = ${collection}
-        union all select '' as variant, last_fresh_at as at, last_change_at as changed from watch_state where tenant = ${tenant} and collection = ${collection}`,
+    const rows = await this.run<{ variant: string; at: string | null }>(
+      sql`select variant, last_success_at as at from sync_state where tenant = ${tenant} and collection = ${collection}
+        union all select '' as variant, last_fresh_at as at from watch_state where tenant = ${tenant} and collection = ${collection}`,
     );
     const watch = rows.find((x) => x.variant === '');
     return {
       variants: new Map(rows.filter((x) => x.variant !== '').map((x) => [x.variant, x.at])),
       probedAt: watch?.at ?? null,
-      changedAt: watch?.changed ?? null,
     };
   }
 
