@@ -1,6 +1,6 @@
 /**
- * serve's reads (issue 36): 100,000 event instances mirrored from the simulator into SQLite and copied into
- * PostgreSQL, each served by `understudy serve` (its own process, the product's entry point), and the simulator
+ * serve's reads (issue 36): 100,000 event instances mirrored from the simulator into SQLite and into PostgreSQL,
+ * each served by `understudy serve` (its own process, the product's entry point), and the simulator
  * (its own process) answering the same requests from memory. 16 clients at a time; requests a second and p50/p99 for
  * by-id reads, a page of 100 sorted by `startDate` with a `where` on `event`, a `like` on `title`, and depth 1.
  * Targets on SQLite: by id p99 ≤ 5 ms and ≥ 2,000 requests a second; a filtered page of 100 p99 ≤ 50 ms; PostgreSQL
@@ -124,11 +124,14 @@ export default async function serveReads(): Promise<string> {
     writeFileSync(join(dir, 'pg.json'), JSON.stringify(config(pg.url)));
     const colls = ['event-instances', 'events', 'venues', 'series'].flatMap((c) => ['--collection', c]);
     const t0 = performance.now();
-    const synced = await understudy(['sync', '--config', join(dir, 'sqlite.json'), '--full', '--quiet', ...colls], env);
-    if (synced.code !== 0) throw new Error(`sync exited ${synced.code}: ${synced.err.slice(-300)}`);
+    // Both mirrors at once, each by its own `understudy sync --full` (the simulator answers both).
+    const runs = await Promise.all(
+      ['sqlite.json', 'pg.json'].map((f) =>
+        understudy(['sync', '--config', join(dir, f), '--full', '--quiet', ...colls], env),
+      ),
+    );
+    for (const r of runs) if (r.code !== 0) throw new Error(`sync exited ${r.code}: ${r.err.slice(-300)}`);
     const syncS = (performance.now() - t0) / 1000;
-    const copied = await understudy(['store', 'copy', '--from', db, '--to', pg.url], env);
-    if (copied.code !== 0) throw new Error(`store copy exited ${copied.code}: ${copied.err.slice(-300)}`);
 
     const targets: Target[] = [{ name: 'simulator (memory)', url: sim.url, auth: `users API-Key ${sim.key}` }];
     for (const [name, file] of [
@@ -196,8 +199,7 @@ export default async function serveReads(): Promise<string> {
     return `## serve: reads from the mirror
 
 ${INSTANCES.toLocaleString('en')} event instances (and their events, venues and series) mirrored from the
-simulator by \`understudy sync --full\` (${fmt(syncS)} s) into SQLite, copied into PostgreSQL with \`understudy store
-copy\`; each mirror served by \`understudy serve\` in its own process, the simulator in its own process answering the
+simulator by \`understudy sync --full\` into SQLite and into PostgreSQL at once (${fmt(syncS)} s); each mirror served by \`understudy serve\` in its own process, the simulator in its own process answering the
 same requests from memory. ${CLIENTS} clients at a time, ${SECONDS} s per row after a 1 s warm-up; latencies in ms.
 Machine load average at the end: ${fmt(loadavg()[0] ?? 0)} on ${cpus().length} cores (the clients share them).
 
