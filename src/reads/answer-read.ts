@@ -29,8 +29,6 @@ export interface ReadDeps {
   readonly reads: MirrorReads;
   /** The cap on `limit` (and on what `limit=0` or `pagination=false` give). */
   readonly maxLimit: number;
-  /** A tenant's display name, for a populated tenant; the mirror holds only its slug. */
-  readonly tenantName?: (slug: string) => string | undefined;
 }
 
 /** Payload's default order when no `sort` is given. */
@@ -91,7 +89,6 @@ async function answer(deps: ReadDeps, req: ReadRequest): Promise<ReadAnswer> {
   const ctx: ShapeCtx = {
     reads: deps.reads,
     tenant: req.tenant,
-    tenantName: deps.tenantName?.(req.tenant),
     params,
     signal: req.signal,
     viewOf: async (to) => {

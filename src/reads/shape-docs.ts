@@ -13,8 +13,6 @@ import { computedFields } from './read-copy.js';
 export interface ShapeCtx {
   readonly reads: MirrorReads;
   readonly tenant: string;
-  /** The tenant's display name when known (a mirror holds only its slug). */
-  readonly tenantName: string | undefined;
   readonly params: SimParams;
   /** Aborted when the client goes away: no further statement is started. */
   readonly signal: AbortSignal | undefined;
@@ -159,9 +157,8 @@ export async function shapeDocs(
   const ids = stored.map((s) => String(s.id));
   const docs = stored.map((s) => ownFields(c, s, lc));
   if (level <= depth) {
-    for (const d of docs)
-      if (d.tenant === ctx.tenant)
-        d.tenant = { id: ctx.tenant, ...(ctx.tenantName ? { name: ctx.tenantName } : {}), slug: ctx.tenant };
+    // The populated tenant: the mirror holds its slug only, not the display name the upstream adds.
+    for (const d of docs) if (d.tenant === ctx.tenant) d.tenant = { id: ctx.tenant, slug: ctx.tenant };
     await populateRelationships(ctx, c, docs, depth, level);
   }
   if (params.joins !== false) {
