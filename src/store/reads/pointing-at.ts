@@ -79,7 +79,10 @@ export class PointingAt {
   ): Promise<ReadonlyMap<string, readonly string[]>> {
     const r = (c: string) => sql.ref(`${ROW}.${c}`);
     const id = this.conn.json.collated(r('id'));
-    const ordered = sql`row_number() over (partition by ${r(column)} order by ${r('created_at')} desc nulls first, ${id} asc)`;
+    // `created_at || ''` (the same order): else SQLite walks the whole (tenant, created_at) index for the window's
+    // order instead of looking the targets up by the reference's index (10 ms rather than 0.1 for one event).
+    const created = sql`(${r('created_at')} || '')`;
+    const ordered = sql`row_number() over (partition by ${r(column)} order by ${created} desc nulls first, ${id} asc)`;
     const table = sql`${sql.table(collectionTable(from))} as ${sql.ref(ROW)}`;
     const inner = sql`select ${r(column)} as target, ${r('id')} as id, ${ordered} as n from ${table} where ${r('tenant')} = ${tenant} and ${r('deleted_at')} is null and ${r(column)} in (${sql.join(targets)})`;
     const cap = limit === null ? sql`` : sql` where x.n <= ${limit}`;
