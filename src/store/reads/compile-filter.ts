@@ -129,7 +129,8 @@ function fastOp(col: TypedField, op: FilterOp, raw: JsonValue, json: JsonSql): S
   if (list.some((o) => o.isNull)) return null;
   const values = col.kind === 'instant' ? list.map((o) => o.date) : list.map((o) => o.str);
   if (values.some((x) => x === null)) return null;
-  const hit = values.length === 1 ? sql`${json.collated(c)} = ${values[0]}` : sql`${c} in (${sql.join(values)})`;
+  // Equality needs no collation (and a collated column would keep PostgreSQL from its index).
+  const hit = values.length === 1 ? sql`${c} = ${values[0]}` : sql`${c} in (${sql.join(values)})`;
   return op === 'equals' || op === 'in' ? hit : sql`(${c} is null or not ${hit})`;
 }
 
@@ -141,7 +142,8 @@ function keyOp(c: Sql, op: FilterOp, raw: JsonValue, json: JsonSql): Sql {
     isNumber: FALSE,
     numberIs: () => FALSE,
     boolIs: () => FALSE,
-    textIs: (o, s) => sql`${json.collated(c)} ${sql.raw(o)} ${s}`,
+    textIs: (o, s) =>
+      o === '=' || o === '<>' ? sql`${c} ${sql.raw(o)} ${s}` : sql`${json.collated(c)} ${sql.raw(o)} ${s}`,
     instantIs: () => FALSE,
     notInstant: TRUE,
     holds: (needle) => json.holds(c, needle),
