@@ -23,6 +23,7 @@ const BENCHES = [
   'freshness',
   'watch-fleet',
   'serve',
+  'serve-reads',
 ] as const;
 const only = process.argv.slice(2);
 

@@ -1,12 +1,13 @@
 import type { Redis } from 'ioredis';
 import { type CloseStep, closeAll } from '../close-all.js';
-import type { Config } from '../config/config-schema.js';
+import { type Config, DEFAULT_QUERY_TIMEOUT_MS } from '../config/config-schema.js';
 import { databasePath } from '../config/database-path.js';
 import { createLogger, type Logger } from '../log.js';
 import { type RedisSettings, redisSettings, shortLivedRedis } from '../queue/redis-settings.js';
 import { mirrorMissing } from '../store/dialect.js';
 import { type MirrorReader, type MirrorReaderOptions, openMirrorReader } from '../store/mirror-reader.js';
 import { type Mirror, openMirror } from '../store/open-mirror.js';
+import { type MirrorReads, openMirrorReads } from '../store/reads/mirror-reads.js';
 import type { WriteLog } from '../writes/write-log.js';
 
 /** What the short commands' profiles take (`createApp` with `profile: 'reader' | 'queue'`). */
@@ -74,6 +75,11 @@ export interface QueueApp extends CommandApp {
   writableMirror(): Promise<Mirror | null>;
   /** The writable mirror's write log (`writableMirror`). */
   writableWriteLog(): Promise<WriteLog | null>;
+  /**
+   * The mirror for the upstream's reads (`serve`), read-only, each statement under config `api.queryTimeoutMs`;
+   * opened on the first call, null while its file does not exist (never created here).
+   */
+  mirrorReads(): Promise<MirrorReads | null>;
 }
 
 /** Close steps, run in reverse order of registration; `once` memoizes an opener and registers its closer. */
@@ -183,5 +189,19 @@ export async function createQueueApp(
     (m) => m.close(),
   );
   const writableWriteLog = async () => (await writableMirror())?.writeLog ?? null;
-  return { ...b, redis, mirror, writableMirror, writableWriteLog, close: r.close, [Symbol.asyncDispose]: r.close };
+  const timeoutMs = config?.api?.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
+  const mirrorReads = r.onceThere(
+    () => (exists() ? openMirrorReads(b.databasePath, { timeoutMs }) : Promise.resolve(null)),
+    (m) => m.close(),
+  );
+  return {
+    ...b,
+    redis,
+    mirror,
+    writableMirror,
+    writableWriteLog,
+    mirrorReads,
+    close: r.close,
+    [Symbol.asyncDispose]: r.close,
+  };
 }

@@ -15,6 +15,7 @@ import { errorsFailTheCalls } from '../queue/error-listeners.js';
 import { createRecordOrder } from '../queue/redis-record-order.js';
 import { serveProcessesKey } from '../queue/serve-processes.js';
 import { createWriteQueue, isPendingJob, openWritesQueue } from '../queue/write-queue.js';
+import { mountReadRoutes } from '../serve/read-routes.js';
 import { serveApp } from '../serve/serve-app.js';
 import type { ServeContext, ServeEnv } from '../serve/serve-context.js';
 import { type ServeMetrics, serveMetrics } from '../serve/serve-metrics.js';
@@ -197,7 +198,7 @@ export async function startServe(opts: StartServeOptions): Promise<RunningServe>
     maxRequestBytes: 4 * (opts.config.writes?.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES),
     corsOrigins: opts.config.api?.cors?.origins ?? [],
     ...(metrics ? { metrics } : {}),
-    ...(opts.extraRoutes ? { extraRoutes: opts.extraRoutes } : {}),
+    extraRoutes: [...(opts.extraRoutes ?? []), mountReadRoutes(() => app.mirrorReads())],
   });
   const { server, port, url } = await listen(http.fetch, opts.port ?? 8080, opts.host ?? '127.0.0.1').catch(
     async (err: unknown) => {

@@ -202,6 +202,10 @@ const ApiToken = v.strictObject({
   scopes: v.pipe(v.array(v.picklist(API_SCOPES)), v.minLength(1)),
 });
 
+/** serve's cap on a read's `limit` (`api.maxLimit`) and the time limit of a read's statement (`api.queryTimeoutMs`). */
+export const DEFAULT_MAX_LIMIT = 1000;
+export const DEFAULT_QUERY_TIMEOUT_MS = 2000;
+
 /** `understudy serve` (docs/api.md); every field optional, but serve needs at least one token. */
 const ApiSchema = v.strictObject({
   tokens: v.optional(
@@ -213,6 +217,10 @@ const ApiSchema = v.strictObject({
   ),
   /** Requests a minute per token, shared by every serve process through Redis. */
   rateLimit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), 600),
+  /** The largest `limit` a read answers (a larger one is capped, as the upstream caps it); also caps `limit=0`. */
+  maxLimit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), DEFAULT_MAX_LIMIT),
+  /** How long one statement of a read may run (ms) before the read answers 503. */
+  queryTimeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), DEFAULT_QUERY_TIMEOUT_MS),
   /** Origins a browser may call serve from (CORS); absent or empty: CORS is off. */
   cors: v.optional(
     v.strictObject({

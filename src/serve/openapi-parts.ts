@@ -60,8 +60,27 @@ export const componentSchemas = (): JsonObject => ({
   ...(toJsonSchemaDefs(DEFINITIONS, CONVERSION) as JsonObject),
   ListEnvelope: SHARED_SCHEMAS.ListEnvelope ?? {},
   BulkResponse: SHARED_SCHEMAS.BulkResponse ?? {},
-  Errors: SHARED_SCHEMAS.Errors ?? {},
+  Errors: UPSTREAM_ERRORS,
 });
+
+/**
+ * The upstream's error body (`{ errors: [{ message, name?, data? }] }`) as serve's reads answer it: a bad `where`
+ * or `sort` carries Payload's QueryError, whose `data` is a list (`[{ path }]`), a ValidationError an object.
+ */
+const UPSTREAM_ERRORS: JsonObject = {
+  type: 'object',
+  required: ['errors'],
+  properties: {
+    errors: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['message'],
+        properties: { message: { type: 'string' }, name: { type: 'string' }, data: { type: ['object', 'array'] } },
+      },
+    },
+  },
+};
 
 export { json, ref };
 

@@ -30,7 +30,14 @@ const LIST_QUERY = ['where', 'sort', 'limit', 'page', 'pagination', 'depth', 'dr
 const GET_QUERY = ['depth', 'draft', 'locale', 'fallbackLocale'];
 
 function addCollectionReads(paths: Paths, c: CollectionSlug): void {
-  const record = ref(`${schemaName(c)}Record`);
+  // At depth 0 a record has its stored shape; `depth` 1 and 2 (the default) populate relationships and joins, and
+  // `select` leaves fields out, so those answers are objects of another shape.
+  const record = {
+    anyOf: [
+      ref(`${schemaName(c)}Record`),
+      { type: 'object', description: 'Relationships and joins populated (depth 1 or 2), or fields selected (select)' },
+    ],
+  };
   const list = { type: 'object', properties: { docs: { type: 'array', items: record } } };
   addOp(paths, `${PARTNERS}/${c}`, 'get', {
     operationId: `list-${c}`,

@@ -3,6 +3,7 @@ import type { CatalogReader } from './describe-mirror.js';
 import type { MirrorConnection, StoreEngine } from './engine.js';
 import { postgresDialect } from './postgres/postgres-dialect.js';
 import type { ReadOnlyQuery } from './read-only-query.js';
+import type { ReadsConnection } from './reads/reads-connection.js';
 import type { SearchHit, SearchQuery } from './search-query.js';
 import { sqliteDialect } from './sqlite/sqlite-dialect.js';
 
@@ -52,6 +53,11 @@ export interface Dialect {
   query(sqlText: string, params: Readonly<Record<string, string>>, timeoutMs?: number): Promise<ReadOnlyQuery>;
   /** The mirror's own catalog (relations, columns, indexes, counts) on a read-only connection of its own. */
   catalog(): CatalogReader;
+  /**
+   * A read-only connection for the upstream's reads (`serve`), each statement held to `timeoutMs`; `US_CONFIG` (or
+   * `DatabaseUnreachableError`) when the mirror cannot be opened. `connections` sizes a server's pool.
+   */
+  openReads(opts: { readonly timeoutMs: number; readonly connections?: number }): Promise<ReadsConnection>;
   /** A ranked full-text search of `search_docs`, read-only; the tiers are alike on every engine (`searchMirror`). */
   search(q: SearchQuery): Promise<SearchHit[]>;
   /** Throws `US_USAGE` when `backup` cannot copy this engine's mirror, before anything connects to it. */

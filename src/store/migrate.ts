@@ -14,6 +14,7 @@ import * as m066 from '../../migrations/2026-11-27-020-change-log-row-lock.js';
 import * as m067 from '../../migrations/2026-11-27-030-deleted-reason.js';
 import * as m068 from '../../migrations/2026-11-28-040-watch.js';
 import * as m069 from '../../migrations/2026-11-28-050-failure-cleared-by-watch.js';
+import * as m070 from '../../migrations/2026-11-28-060-read-indexes.js';
 import { UnderstudyError } from '../errors.js';
 import type { Database } from './db-schema.js';
 
@@ -31,6 +32,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-27-030-deleted-reason': m067,
   '2026-11-28-040-watch': m068,
   '2026-11-28-050-failure-cleared-by-watch': m069,
+  '2026-11-28-060-read-indexes': m070,
   '2026-11-23-010-local-times': m010,
   '2026-11-23-011-views': m011,
   '2026-11-23-012-search': m012,

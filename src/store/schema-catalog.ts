@@ -87,6 +87,16 @@ const TENANT_INDEXES: Readonly<Record<string, readonly string[]>> = {
   redirects: ['from_path'],
 };
 
+/** The indexes the reads of `serve` added (migration 2026-11-28-060), by table: their columns after `tenant`. */
+const READ_INDEXES: Readonly<Record<string, readonly string[][]>> = {
+  seasons: [['slug'], ['start_date']],
+  series: [['start_date']],
+  event_instances: [['event_id', 'start_date'], ['mirrored_at']],
+  ...Object.fromEntries(
+    ['pages', 'posts', 'blogs', 'events', 'venues', 'organizations', 'forms'].map((t) => [t, [['slug']]]),
+  ),
+};
+
 const ABOUT: Readonly<Record<CollectionSlug, string>> = {
   pages: 'website pages',
   posts: 'blog posts',
@@ -125,6 +135,9 @@ const collectionRelation = (collection: CollectionSlug): RelationNote => {
       'primary key (tenant, id)',
       `${name}_sync (tenant, updated_at, id)`,
       ...(TENANT_INDEXES[name] ?? []).map((col) => `${name}_tenant_${col} (tenant, ${col})`),
+      ...[['created_at'], ...(READ_INDEXES[name] ?? [])].map(
+        (cols) => `${name}_read_${cols.join('_')} (tenant, ${cols.join(', ')})`,
+      ),
     ],
   };
 };

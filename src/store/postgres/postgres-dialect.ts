@@ -3,6 +3,7 @@ import { postgresBackupRefused } from './backup-refused.js';
 import { postgresCatalog } from './postgres-catalog.js';
 import { connectPostgres, postgresEngine } from './postgres-engine.js';
 import { openPostgresQuery } from './postgres-query.js';
+import { openPostgresReads } from './postgres-reads.js';
 import { searchPostgres } from './postgres-search.js';
 import { hidePassword } from './postgres-unreachable.js';
 
@@ -28,6 +29,7 @@ export function postgresDialect(url: string): Dialect {
     openReadOnly: () => postgresEngine(url, { maxConnections: 1, readOnly: true }),
     query: (sqlText, params, timeoutMs) => openPostgresQuery(url, sqlText, params, timeoutMs),
     catalog: () => postgresCatalog(url),
+    openReads: (o) => openPostgresReads(url, o.timeoutMs, o.connections ?? 4),
     search: (q) => searchPostgres(url, q),
     assertBackupable: () => {
       throw postgresBackupRefused();

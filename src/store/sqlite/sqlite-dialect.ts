@@ -6,6 +6,7 @@ import { openDatabase } from './open-database.js';
 import { sqliteCatalog } from './sqlite-catalog.js';
 import { sqliteConnection, sqliteEngine } from './sqlite-engine.js';
 import { openSqliteQuery } from './sqlite-query.js';
+import { openSqliteReads } from './sqlite-reads.js';
 import { searchSqlite } from './sqlite-search.js';
 import { WriteQueue } from './write-queue.js';
 
@@ -36,6 +37,7 @@ export function sqliteDialect(path: string): Dialect {
     openReadOnly: () => sqliteConnection(openDatabase(path, { readonly: true })),
     query: async (sqlText, params) => openSqliteQuery(path, sqlText, params),
     catalog: () => sqliteCatalog(path),
+    openReads: async (o) => openSqliteReads(path, o.timeoutMs),
     search: (q) => Promise.resolve(searchSqlite(path, q)),
     assertBackupable: () => undefined,
   };

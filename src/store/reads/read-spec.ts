@@ -1,0 +1,87 @@
+import type { Variant } from '../../sync/store-port.js';
+import type { CollectionSlug } from '../../vocabulary/collections.js';
+import { isJsonObject, type JsonValue } from '../../vocabulary/ids.js';
+
+/** The operators of the upstream's `where` (the spec's query language, as Payload reads it). */
+export const FILTER_OPS = [
+  'equals',
+  'not_equals',
+  'in',
+  'not_in',
+  'greater_than',
+  'greater_than_equal',
+  'less_than',
+  'less_than_equal',
+  'like',
+  'contains',
+  'exists',
+] as const;
+export type FilterOp = (typeof FILTER_OPS)[number];
+
+/**
+ * A `where`, checked and normalised by the caller: `and`/`or` of parts, or one operator on a dot path of the
+ * record. A condition holds when some value at its path (arrays on the way fan out) passes the operator, as the
+ * upstream reads it; `not_*` hold when none does.
+ */
+export type Filter =
+  | { readonly kind: 'and' | 'or'; readonly parts: readonly Filter[] }
+  | { readonly kind: 'cond'; readonly path: readonly string[]; readonly op: FilterOp; readonly operand: JsonValue };
+
+export interface SortKey {
+  readonly path: readonly string[];
+  readonly desc: boolean;
+}
+
+/** How a copy's localized top-level fields are read: resolved to `locale` (with `fallback`) from per-locale objects. */
+export interface LocaleRead {
+  readonly locale: string;
+  readonly fallback: string | null;
+  /** The top-level fields stored per locale (`{ en, fr }`). */
+  readonly fields: ReadonlySet<string>;
+}
+
+/**
+ * One copy of a collection as a read sees it: the published rows (the collection's table) or another variant
+ * (`doc_variants`), and, for a copy holding every locale, how its localized fields resolve.
+ */
+export interface ReadView {
+  readonly tenant: string;
+  readonly collection: CollectionSlug;
+  readonly variant: Variant;
+  readonly locale: LocaleRead | null;
+  /** Top-level fields the upstream computes from other records (joins): never stored values to filter or sort on. */
+  readonly computed: ReadonlySet<string>;
+}
+
+/** A list read: the matching live rows of a view, in order, one window of them, and how many match in all. */
+export interface ListSpec {
+  readonly view: ReadView;
+  readonly filter: Filter | null;
+  /** Ties are broken by the record's key ascending after these. */
+  readonly sort: readonly SortKey[];
+  /** Rows to skip, then rows to give (null: all of them). */
+  readonly offset: number;
+  readonly limit: number | null;
+  /** Whether to count every match (the envelope's `totalDocs`). */
+  readonly count: boolean;
+}
+
+/** A row as stored: the record's key and its JSON text. */
+export interface DocRow {
+  readonly id: string;
+  readonly doc: string;
+}
+
+export interface ListResult {
+  readonly rows: readonly DocRow[];
+  /** Every match, when counted and at least one row came back; else null. */
+  readonly total: number | null;
+}
+
+/** `in`'s list: an array, an object's values (as qs may give), or a comma list. */
+export const listOperand = (v: JsonValue): JsonValue[] => {
+  if (Array.isArray(v)) return v;
+  if (isJsonObject(v)) return Object.values(v);
+  if (typeof v === 'string') return v.split(',').map((s) => s.trim());
+  return [v];
+};
