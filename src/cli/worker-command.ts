@@ -16,18 +16,10 @@ import { WORKER_SPEC } from './specs/worker-spec.js';
 
 type WorkerValues = ReturnType<typeof parseFlags<(typeof WORKER_SPEC)['flags']>>['values'];
 
-/** `--concurrency` (returned), `--http` and `--http-host`, checked. */
+/** `--concurrency` (returned; the parser checked it, `--http` and that `--http-host` comes with it): a host named. */
 function checkedFlags(values: WorkerValues): number | undefined {
-  let concurrency: number | undefined;
-  if (values.concurrency !== undefined) {
-    concurrency = Number(values.concurrency);
-    if (!Number.isInteger(concurrency) || concurrency < 1)
-      throw new UsageError('--concurrency must be an integer >= 1');
-  }
-  if (values.http !== undefined && !/^\d+$/.test(values.http)) throw new UsageError('--http must be a port number');
-  if (values['http-host'] !== undefined && (values.http === undefined || values['http-host'] === ''))
-    throw new UsageError('--http-host needs --http PORT and a host name or address');
-  return concurrency;
+  if (values['http-host'] === '') throw new UsageError('--http-host needs --http PORT and a host name or address');
+  return values.concurrency;
 }
 
 /** Whether Redis was unreachable when the stop came (its connection then ends at once: src/queue/redis-at-stop.ts). */
@@ -74,7 +66,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
     // On SIGTERM writes drain alongside the syncs, so both fit in the 10 s budget (disposal awaits the same close).
     stop.signal.addEventListener('abort', () => void writes.close().catch(() => undefined), { once: true });
     await using _ops = await startWorkerOps(app, {
-      ...(values.http !== undefined ? { port: Number(values.http) } : {}),
+      ...(values.http !== undefined ? { port: values.http } : {}),
       ...(values['http-host'] !== undefined ? { host: values['http-host'] } : {}),
       configPath: values.config,
       queues: [sync.queue, writes.queue, ...changes.queues],
