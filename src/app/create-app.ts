@@ -27,9 +27,11 @@ import type { MirrorHealth } from '../store/mirror-health.js';
 import { type Mirror, openMirror } from '../store/open-mirror.js';
 import { discoverRoutes, type ReadRoutes } from '../sync/discover-routes.js';
 import type { Store } from '../sync/store-port.js';
+import type { SyncDeps } from '../sync/sync-run.js';
 import type { CollectionSlug } from '../vocabulary/collections.js';
 import type { TenantSlug } from '../vocabulary/ids.js';
 import type { WriteLog } from '../writes/write-log.js';
+import { appSyncDeps, type SyncDepsOptions } from './app-sync-deps.js';
 import {
   createQueueApp,
   createReaderApp,
@@ -132,6 +134,11 @@ export interface App extends AsyncDisposable {
    * `ROUTES_TTL_MS`; a failed discovery is not kept.
    */
   routesOf(slug: string, signal: AbortSignal, parking?: Parking): Promise<ReadRoutes>;
+  /**
+   * The sync deps of a run on `client` (a worker's job, a watch turn, an inline sync, a check's repair): the one
+   * builder (`app-sync-deps.ts`), which reads the config's sync tuning.
+   */
+  syncDeps(client: PartnersClient, opts?: SyncDepsOptions | AbortSignal): SyncDeps;
   /** Every key's gate with its window (a Redis that lost its data holds them all for one window). */
   gates(): readonly { readonly gate: RateGate; readonly windowMs: number }[];
   /**
@@ -375,6 +382,7 @@ async function createProcessApp(config: Config, env: NodeJS.ProcessEnv, deps: Ap
       tenant: tenants.get,
       clientFor,
       routesOf: routes.routesOf,
+      syncDeps: (client, opts) => appSyncDeps(app, client, opts),
       gates: gates.all,
       async reload(next, nextEnv) {
         const nextTenants = resolveTenants(next, nextEnv, deps.tenants);

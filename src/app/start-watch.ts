@@ -4,7 +4,6 @@ import type { PartnersClient } from '../partners/partners-client.js';
 import { type WatchedTenant, watchTenants } from '../sync/watch-loop.js';
 import type { CollectionSlug } from '../vocabulary/collections.js';
 import type { WatchKnobs } from '../vocabulary/watch-knobs.js';
-import { appSyncDeps } from './app-sync-deps.js';
 import type { App, TenantSettings } from './create-app.js';
 
 /** Abort listeners the watch's stop signal may carry without a warning: a few per turn under way. */
@@ -68,7 +67,7 @@ export function startWatch(app: App, opts: WatchOptions = {}): RunningWatch {
   const done = watchTenants(
     {
       tenants: watched,
-      syncDeps: (client) => appSyncDeps(app, client, stop.signal),
+      syncDeps: (client) => app.syncDeps(client, { stop: stop.signal }),
       rows: app.watch,
       routesOf: (slug, signal) => app.routesOf(slug, signal),
       onReload: (listener) => app.onReload(listener),

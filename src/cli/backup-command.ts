@@ -14,7 +14,6 @@ export async function backupCommand(argv: string[], env: NodeJS.ProcessEnv = pro
   const [dest, ...extra] = positionals;
   if (!dest) throw new UsageError('backup needs the FILE to write');
   if (extra.length > 0) throw new UsageError(`unexpected argument ${extra[0]}`);
-  if (values.db && values.config) throw new UsageError('give --db or --config, not both');
   const config = values.config ? loadConfigFile(values.config) : null;
   const database = databasePath(config, env, values.db);
   assertBackupable(database);

@@ -22,7 +22,6 @@ import { printHelp } from './command-help.js';
 import { formatTable } from './format-table.js';
 import { parseFlags } from './parse-flags.js';
 import { CHECK_SPEC } from './specs/check-spec.js';
-import { syncTuning } from './sync-command.js';
 
 interface Repair {
   readonly slug: string;
@@ -212,7 +211,7 @@ async function fullPassHere(ctx: RepairContext, slug: string, collections: Colle
   const t = app.tenant(slug);
   if (!t) return [];
   const report = await syncTenant(
-    { client: t.client, store: app.store, log: ctx.log, ...syncTuning(ctx.config) },
+    app.syncDeps(t.client, { log: ctx.log }),
     { ...t.target, collections },
     'full',
     signal,

@@ -60,7 +60,7 @@ export function generalHelp(specs: readonly CommandSpec[]): string {
   for (const [name, flag] of Object.entries(COMMON_FLAGS)) {
     if (name === 'help') continue;
     const short = 'short' in flag ? `-${flag.short}, ` : '';
-    program.option(`${short}--${name}${flag.type === 'string' ? ` <${flag.value}>` : ''}`, flag.help);
+    program.option(`${short}--${name}${flag.type !== 'boolean' ? ` <${flag.value}>` : ''}`, flag.help);
   }
   for (const spec of specs) program.command(spec.name).description(spec.summary);
   program.command('help [command]').description('show help for a command');

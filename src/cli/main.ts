@@ -3,7 +3,7 @@ import { describeError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { generalHelp } from './command-help.js';
 import { EXIT, exitCodeFor } from './exit-codes.js';
-import type { CommandSpec } from './parse-flags.js';
+import { type CommandSpec, leadingCommonFlags } from './parse-flags.js';
 import { BACKUP_SPEC } from './specs/backup-spec.js';
 import { CHANGES_SPEC } from './specs/changes-spec.js';
 import { CHECK_SPEC } from './specs/check-spec.js';
@@ -71,15 +71,8 @@ const isClosedPipe = (err: unknown): boolean => {
 export async function main(argv: string[]): Promise<number> {
   guardPipes();
   // The flags every command takes may come before the command too (`understudy --quiet sync …`): passed on to it.
-  const leading: string[] = [];
-  let at = 0;
-  for (; at < argv.length; at++) {
-    const a = argv[at] as string;
-    if (a === '-q' || a === '--quiet' || a.startsWith('--env-file=')) leading.push(a);
-    else if (a === '--env-file' && at + 1 < argv.length) leading.push(a, argv[++at] as string);
-    else break;
-  }
-  const [first, ...afterFirst] = argv.slice(at);
+  const { leading, rest: fromCommand } = leadingCommonFlags(argv);
+  const [first, ...afterFirst] = fromCommand;
   const rest = [...leading, ...afterFirst];
   if (first === '--version' || first === '-V') {
     process.stdout.write(`understudy ${VERSION}\n`);

@@ -8,7 +8,27 @@ import { applyCommonFlags } from './command-env.js';
  * suggestions for unknown flags, `--flag=value`, `--` and clustered short flags, so none of it is written here.
  */
 export interface FlagSpec {
-  readonly type: 'string' | 'boolean';
+  /**
+   * `string` and `boolean` as given; `int` an integer, `number` any number (seconds: `0.5`), each within `min` and
+   * `max`; `choice` one of `values`. The parser checks each (a usage error naming the flag and its value, exit 2) and
+   * the command receives it typed.
+   */
+  readonly type: 'string' | 'boolean' | 'int' | 'number' | 'choice';
+  /** `int`, `number`: the least value allowed (with `above`: the value must be more than it). */
+  readonly min?: number;
+  readonly above?: boolean;
+  /** `int`, `number`: the most value allowed. */
+  readonly max?: number;
+  /** What a number counts, in its error (`seconds`: "must be a number of seconds > 0"). */
+  readonly unit?: string;
+  /** `choice`: the values allowed. */
+  readonly values?: readonly string[];
+  /** The value when the flag is not given: the command always receives one, and help shows it. */
+  readonly default?: number | string;
+  /** Flags it does not go with: giving both is a usage error (exit 2). */
+  readonly conflicts?: readonly string[];
+  /** Flags it needs: giving it without them is a usage error (exit 2). */
+  readonly requires?: readonly string[];
   /** Repeatable: every occurrence is kept, in order. */
   readonly multiple?: boolean;
   readonly short?: string;
@@ -24,15 +44,24 @@ export interface FlagSpec {
 
 export type Flags = Readonly<Record<string, FlagSpec>>;
 
+type ScalarOf<S extends FlagSpec> = S extends { type: 'int' | 'number' }
+  ? number
+  : S extends { type: 'choice'; values: readonly (infer V)[] }
+    ? V
+    : string;
+
 type ValueOf<S extends FlagSpec> = S extends { type: 'boolean' }
   ? boolean
   : S extends { multiple: true }
-    ? string[]
+    ? ScalarOf<S>[]
     : S extends { optionalValue: true }
-      ? string | true
-      : string;
+      ? ScalarOf<S> | true
+      : ScalarOf<S>;
 
-type RequiredOf<F extends Flags> = { [K in keyof F]: F[K] extends { required: true } ? K : never }[keyof F];
+/** The flags always there: the required ones and those with a default. */
+type RequiredOf<F extends Flags> = {
+  [K in keyof F]: F[K] extends { required: true } ? K : F[K] extends { default: number | string } ? K : never;
+}[keyof F];
 
 /** The parsed values, keyed by flag name as declared; a required flag is always there (unless help was asked). */
 export type FlagValues<F extends Flags> = { -readonly [K in Exclude<keyof F, RequiredOf<F>>]?: ValueOf<F[K]> } & {
@@ -104,9 +133,9 @@ export const SHARED_FLAGS = {
   json: { type: 'boolean', help: 'machine-readable output' },
 } as const satisfies Flags;
 
-type Override = Partial<Pick<FlagSpec, 'help' | 'value' | 'required'>>;
+type Override = Partial<Pick<FlagSpec, 'help' | 'value' | 'required' | 'conflicts'>>;
 
-/** A shared flag as one command takes it: what it means there (`help`), and whether it is `required`. */
+/** A shared flag as one command takes it: what it means there (`help`), whether it is `required`, what it `conflicts` with. */
 export function shared<N extends keyof typeof SHARED_FLAGS, const O extends Override = Record<never, never>>(
   name: N,
   over?: O,
@@ -118,8 +147,9 @@ type WithCommon<F extends Flags> = F & typeof COMMON_FLAGS;
 
 function optionOf(name: string, spec: FlagSpec): Option {
   const value =
-    spec.type === 'string' ? (spec.optionalValue ? ` [${spec.value ?? 'VALUE'}]` : ` <${spec.value ?? 'VALUE'}>`) : '';
-  const opt = new Option(`${spec.short ? `-${spec.short}, ` : ''}--${name}${value}`, spec.help);
+    spec.type !== 'boolean' ? (spec.optionalValue ? ` [${spec.value ?? 'VALUE'}]` : ` <${spec.value ?? 'VALUE'}>`) : '';
+  const help = spec.default === undefined ? spec.help : `${spec.help} (default ${spec.default})`;
+  const opt = new Option(`${spec.short ? `-${spec.short}, ` : ''}--${name}${value}`, help);
   if (spec.multiple) opt.argParser((v: string, prev: string[] | undefined) => [...(prev ?? []), v]);
   return opt;
 }
@@ -174,7 +204,7 @@ function wordsAfterDashes(argv: readonly string[], flags: Flags): string[] {
     const next = argv[i + 1];
     if (flag) {
       options.push(a);
-      const takesNext = flag.type === 'string' && eq < 0 && next !== undefined;
+      const takesNext = flag.type !== 'boolean' && eq < 0 && next !== undefined;
       if (takesNext && !(flag.optionalValue && next.startsWith('-'))) options.push(argv[++i] as string);
     } else if (a.startsWith('-') && a.length > 1 && (words.length === 0 || a.startsWith('--'))) {
       options.push(a); // not a word: commander names the unknown flag
@@ -240,11 +270,93 @@ function checkRequired(spec: CommandSpec, values: Record<string, unknown>): void
     if (flag.required && !values[name]) throw new UsageError(`--${name} ${flag.value ?? 'VALUE'} is required`);
 }
 
+/** What a typed flag's value must be, as its error says it: `an integer from 1 to 1000`, `one of a, b`. */
+function expected(flag: FlagSpec): string {
+  if (flag.type === 'choice') return `one of ${(flag.values ?? []).join(', ')}`;
+  const what = flag.type === 'int' ? 'an integer' : `a number${flag.unit ? ` of ${flag.unit}` : ''}`;
+  const { min, max } = flag;
+  if (min !== undefined && max !== undefined && !flag.above) return `${what} from ${min} to ${max}`;
+  const least = min === undefined ? '' : ` ${flag.above ? '>' : '>='} ${min}`;
+  return `${what}${least}${max === undefined ? '' : min === undefined ? ` <= ${max}` : ` (at most ${max})`}`;
+}
+
+/** One value of a typed flag, checked against its declaration (`--limit 0: must be an integer from 1 to 1000`). */
+function typedValue(name: string, flag: FlagSpec, text: string): number | string {
+  if (flag.type === 'choice') {
+    if (flag.values?.includes(text)) return text;
+    throw new UsageError(`--${name} ${text}: must be ${expected(flag)}`);
+  }
+  const n = Number(text);
+  const shaped =
+    flag.type === 'int' ? /^-?\d+$/.test(text) && Number.isSafeInteger(n) : text.trim() !== '' && Number.isFinite(n);
+  const low = flag.min !== undefined && (flag.above ? n <= flag.min : n < flag.min);
+  if (!shaped || low || (flag.max !== undefined && n > flag.max))
+    throw new UsageError(`--${name} ${text}: must be ${expected(flag)}`);
+  return n;
+}
+
+const given = (v: unknown): boolean => v !== undefined && v !== false && v !== '';
+
+/** The flags given together that do not go together, or one given without one it needs: a usage error (exit 2). */
+function checkRelations(flags: Flags, values: Record<string, unknown>): void {
+  for (const [name, flag] of Object.entries(flags)) {
+    if (!given(values[name])) continue;
+    const other = flag.conflicts?.find((c) => given(values[c]));
+    if (other) throw new UsageError(`give --${name} or --${other}, not both`);
+    const missing = flag.requires?.find((r) => !given(values[r]));
+    const needed = flags[missing ?? ''];
+    if (missing)
+      throw new UsageError(
+        `--${name} needs --${missing}${needed?.type === 'boolean' ? '' : ` ${needed?.value ?? 'VALUE'}`}`,
+      );
+  }
+}
+
+/** The values typed as declared (`int`, `number`, `choice`), and the defaults of the flags not given. */
+function typeValues(flags: Flags, values: Record<string, unknown>): void {
+  for (const [name, flag] of Object.entries(flags)) {
+    const v = values[name];
+    if (v === undefined) {
+      if (flag.default !== undefined) values[name] = flag.default;
+    } else if (flag.type === 'int' || flag.type === 'number' || flag.type === 'choice') {
+      const one = (x: unknown) => (typeof x === 'string' ? typedValue(name, flag, x) : x);
+      values[name] = Array.isArray(v) ? v.map(one) : one(v);
+    }
+  }
+}
+
+/**
+ * The flags every command takes, given before the command (`understudy --quiet sync …`), by their declaration
+ * (`COMMON_FLAGS`, but `--help`: that one is the program's): they are passed on to the command, which parses them.
+ * Returns them and the rest of argv, from the command's name on.
+ */
+export function leadingCommonFlags(argv: readonly string[]): { leading: string[]; rest: string[] } {
+  const leading: string[] = [];
+  let at = 0;
+  for (; at < argv.length; at++) {
+    const a = argv[at] as string;
+    const flag = Object.entries(COMMON_FLAGS).find(
+      ([name, f]) =>
+        name !== 'help' &&
+        (a === `--${name}` ||
+          ('short' in f && a === `-${f.short}`) ||
+          (f.type !== 'boolean' && a.startsWith(`--${name}=`))),
+    )?.[1];
+    if (!flag) break;
+    if (flag.type === 'boolean' || a.includes('=')) leading.push(a);
+    else if (at + 1 < argv.length) leading.push(a, argv[++at] as string);
+    else break;
+  }
+  return { leading, rest: argv.slice(at) };
+}
+
 /**
  * Parses a command's argv against its declaration: its flags (errors are `UsageError`s, exit 2, with a suggestion for
  * a misspelt flag), its subcommand and the operands it takes, then its required flags; and applies the flags every
  * command shares (`applyCommonFlags`: the env file, LOG_LEVEL, `--quiet`). Values are keyed by flag name as declared
- * (`values['base-url']`). With help asked (or a subcommand missing) nothing else is checked.
+ * (`values['base-url']`), typed as declared (`int`, `number`, `choice`; a default when not given); flags that do not go
+ * together (`conflicts`) or need another (`requires`) are refused. With help asked (or a subcommand missing) nothing
+ * else is checked.
  */
 export function parseFlags<F extends Flags>(argv: readonly string[], spec: CommandSpec<F>): Parsed<F> {
   const { _args: positionals, ...values } = parseWithCommander(argv, spec);
@@ -257,6 +369,8 @@ export function parseFlags<F extends Flags>(argv: readonly string[], spec: Comma
     const declared = sub === undefined ? undefined : subcommandOf(spec, sub);
     checkRequired(spec, values);
     if (declared) checkOperands(`${spec.name} ${sub}`, declared, args, values.all === true);
+    checkRelations(spec.flags, values);
+    typeValues(spec.flags, values);
   }
   return { values: values as FlagValues<WithCommon<F>>, positionals, subcommand: sub, args, help };
 }

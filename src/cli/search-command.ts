@@ -1,6 +1,5 @@
 import { databasePath } from '../config/database-path.js';
 import { loadConfigFile } from '../config/load-config.js';
-import { UsageError } from '../errors.js';
 import { SEARCHED_COLLECTIONS, searchMirror } from '../store/search-mirror.js';
 import { collectionFlags } from './collection-flag.js';
 import { printHelp } from './command-help.js';
@@ -12,10 +11,6 @@ import { SEARCH_SPEC } from './specs/search-spec.js';
 export async function searchCommand(argv: string[]): Promise<number> {
   const { values, positionals, help } = parseFlags(argv, SEARCH_SPEC);
   if (help) return printHelp(SEARCH_SPEC, help);
-  if (values.db && values.config) throw new UsageError('give --db or --config, not both');
-  const limit = values.limit === undefined ? 20 : Number(values.limit);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
-    throw new UsageError('--limit must be an integer from 1 to 1000');
   const [collection] = collectionFlags(
     values.collection ? [values.collection] : [],
     SEARCHED_COLLECTIONS,
@@ -24,7 +19,7 @@ export async function searchCommand(argv: string[]): Promise<number> {
   const config = values.config ? loadConfigFile(values.config) : null;
   const hits = await searchMirror(databasePath(config, process.env, values.db), {
     text: positionals.join(' '),
-    limit,
+    limit: values.limit,
     ...(values.tenant !== undefined ? { tenant: values.tenant } : {}),
     ...(collection !== undefined ? { collection } : {}),
   });

@@ -1,6 +1,5 @@
 import { startServe } from '../app/start-serve.js';
 import { loadConfigFile } from '../config/load-config.js';
-import { UsageError } from '../errors.js';
 import { createLogger } from '../log.js';
 import { effectiveEnv } from '../ops/config-reload.js';
 import { resolveServeTokens } from '../serve/serve-tokens.js';
@@ -9,20 +8,10 @@ import { keepGoingOnRejections } from './keep-going.js';
 import { parseFlags } from './parse-flags.js';
 import { SERVE_SPEC } from './specs/serve-spec.js';
 
-/** A port flag: 0 to 65535. */
-function portOf(flag: string, text: string | undefined): number | undefined {
-  if (text === undefined) return undefined;
-  const n = Number(text);
-  if (!/^\d+$/.test(text) || n > 65535) throw new UsageError(`--${flag} ${text}: a port number (0 to 65535)`);
-  return n;
-}
-
 export async function serveCommand(argv: string[]): Promise<number> {
   const { values, help } = parseFlags(argv, SERVE_SPEC);
   if (help) return printHelp(SERVE_SPEC, help);
-  const port = portOf('port', values.port);
-  const opsPort = portOf('http', values.http);
-  if (values['http-host'] !== undefined && opsPort === undefined) throw new UsageError('--http-host needs --http PORT');
+  const { port, http: opsPort } = values;
   const config = loadConfigFile(values.config);
   const env = effectiveEnv(process.env);
   // The tokens first: a missing one stops here, one stderr line, before anything is opened or logged.

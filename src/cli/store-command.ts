@@ -1,6 +1,5 @@
 import { databasePath } from '../config/database-path.js';
 import { loadConfigFile } from '../config/load-config.js';
-import { UsageError } from '../errors.js';
 import { type CopiedTable, copyMirror } from '../store/copy-mirror.js';
 import { shownDatabase } from '../store/dialect.js';
 import { printHelp } from './command-help.js';
@@ -12,7 +11,6 @@ import { STORE_SPEC } from './specs/store-spec.js';
 export async function storeCommand(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const { values, help } = parseFlags(argv, STORE_SPEC);
   if (help) return printHelp(STORE_SPEC, help);
-  if (values.from && values.config) throw new UsageError('give --from or --config, not both');
   const from = values.from ?? databasePath(values.config ? loadConfigFile(values.config) : null, env);
   const stop = new AbortController();
   const onSignal = () => stop.abort();

@@ -1,15 +1,13 @@
 import { type App, createApp } from '../app/create-app.js';
+import { openSyncApp, runSync, type SyncInvocation, type TenantFailure } from '../app/run-sync.js';
 import { startWatch } from '../app/start-watch.js';
 import type { Config } from '../config/config-schema.js';
 import { databasePath } from '../config/database-path.js';
 import { loadConfigFile, parseConfig } from '../config/load-config.js';
-import { type ResolvedTenant, resolveTenants } from '../config/resolve-tenants.js';
 import { ConfigError, describeError, UsageError } from '../errors.js';
-import { createLogger, type Logger } from '../log.js';
+import { createLogger } from '../log.js';
 import { runSchedules } from '../sync/run-schedules.js';
-import type { SyncMode } from '../sync/sync-collection.js';
-import { syncTenant, type TenantReport } from '../sync/sync-tenant.js';
-import type { CollectionSlug } from '../vocabulary/collections.js';
+import type { TenantReport } from '../sync/sync-tenant.js';
 import { DEFAULT_WATCH } from '../vocabulary/watch-knobs.js';
 import { collectionFlags } from './collection-flag.js';
 import { printHelp } from './command-help.js';
@@ -17,20 +15,8 @@ import { EXIT } from './exit-codes.js';
 import { parseFlags } from './parse-flags.js';
 import { ProgressDisplay } from './progress-display.js';
 import { SYNC_SPEC } from './specs/sync-spec.js';
-import { Committed, reportRun, type TenantFailure } from './sync-output.js';
+import { Committed, reportRun } from './sync-output.js';
 import { configSchedules, cronSchedules, describeNext, scheduleLines } from './sync-schedule.js';
-
-export interface SyncInvocation {
-  readonly config: Config;
-  readonly database: string;
-  readonly tenants: readonly string[];
-  readonly collections: readonly CollectionSlug[];
-  readonly mode: SyncMode;
-  /** Use the in-process gate even when Redis is configured. */
-  readonly localBudget?: boolean;
-  /** How long to wait for a collection another run holds (`--wait`, in ms); default 0. */
-  readonly waitMs?: number;
-}
 
 /** Turns flags and environment into a validated config: `--config` file, or a one-key config built from flags. */
 export function resolveInvocation(
@@ -60,9 +46,7 @@ export function resolveInvocation(
     );
   }
   const database = databasePath(config, env, values.db);
-  const wait = values.wait === undefined ? 0 : Number(values.wait);
-  if (!Number.isFinite(wait) || wait < 0)
-    throw new UsageError(`--wait ${values.wait}: must be a number of seconds, 0 or more`);
+  const wait = values.wait ?? 0;
   return {
     config,
     database,
@@ -74,102 +58,45 @@ export function resolveInvocation(
   };
 }
 
-/** The config's `sync` tuning, as sync deps. */
-export const syncTuning = (config: Config): { clockSkewMs?: number } =>
-  config.sync?.clockSkewMs !== undefined ? { clockSkewMs: config.sync.clockSkewMs } : {};
-
 const parseSyncFlags = (argv: string[]) => parseFlags(argv, SYNC_SPEC);
 
-interface RunSyncOptions {
-  readonly json: boolean;
-  readonly signal: AbortSignal;
-  readonly env?: NodeJS.ProcessEnv;
-  readonly display?: ProgressDisplay | null;
-  /** The app to run on (`sync --watch`, which watches on it after); default one of its own. */
-  readonly app?: App;
-}
-
-/** The app of an inline sync: one budget per key, with Redis configured the workers' shared gate (unless --local-budget). */
-const openSyncApp = (inv: SyncInvocation, env: NodeJS.ProcessEnv, log: Logger): Promise<App> =>
-  createApp(inv.config, env, {
-    profile: 'sync',
-    log,
-    database: inv.database,
-    tenants: inv.tenants,
-    gates: inv.localBudget ? 'memory' : 'shared',
-  });
-
-/** Runs one sync of every chosen tenant, in parallel across tenants; one tenant's failure leaves the others running. */
-export async function runSync(
+/**
+ * One sync of the invocation for a person or a script: its log above the progress shown on a terminal (`display`),
+ * and what it committed, page by page, for the line a stop prints.
+ */
+async function syncWithProgress(
   inv: SyncInvocation,
-  opts: RunSyncOptions,
+  opts: { readonly signal: AbortSignal; readonly display?: ProgressDisplay | null; readonly app?: App },
 ): Promise<{ reports: TenantReport[]; failures: TenantFailure[]; failure: unknown; committed: Committed }> {
-  const env = opts.env ?? process.env;
+  const env = process.env;
   const display = opts.display ?? null;
   // With progress on the screen, the log is for what goes wrong (LOG_LEVEL still wins), and it prints above it.
   const log = createLogger({
     level: env.LOG_LEVEL || (display ? 'warn' : 'info'),
     ...(display ? { write: (line: string) => display.log(line) } : {}),
   });
-  const resolved: ResolvedTenant[] = resolveTenants(inv.config, env, inv.tenants);
-  // One budget per key: with Redis configured, the workers' shared gate (unless --local-budget).
-  await using owned = opts.app ? null : await openSyncApp(inv, env, log);
-  const app = opts.app ?? (owned as App);
-  const failures: TenantFailure[] = [];
   // Records committed, page by page: what a stopped run keeps (a collection cut short is in no report).
   const committed = new Committed();
-  const run: TenantRun = { app, inv, log, display, committed, signal: opts.signal };
-  const reports = await Promise.all(
-    resolved.map(async (tenant): Promise<TenantReport> => {
-      const report: TenantReport = { slug: tenant.slug, collections: [] };
-      try {
-        return await syncOneTenant(run, tenant.slug, report);
-      } catch (err) {
-        // What this tenant finished before it failed stays in the mirror, and in the report; the others go on.
-        failures.push({ slug: tenant.slug, apiKeyEnv: tenant.apiKeyEnv, error: err });
-        return report;
-      } finally {
-        const n = report.collections.reduce((sum, c) => sum + c.fetched, 0);
-        display?.finished(tenant.slug, `${report.collections.length} collections, ${n} records read`);
-      }
-    }),
-  );
-  return { reports, failures, failure: failures[0]?.error ?? null, committed };
-}
-
-interface TenantRun {
-  readonly app: App;
-  readonly inv: SyncInvocation;
-  readonly log: Logger;
-  readonly display: ProgressDisplay | null;
-  readonly committed: Committed;
-  readonly signal: AbortSignal;
-}
-
-/** One tenant's sync: the app's client and target for it (the collections narrowed to `--collection`'s). */
-function syncOneTenant(run: TenantRun, slug: string, report: TenantReport): Promise<TenantReport> {
-  const { app, inv, display, committed } = run;
-  const tenant = app.tenant(slug);
-  if (!tenant) throw new UsageError(`--tenant ${slug}: not a tenant of the config`);
-  const target = inv.collections.length > 0 ? { ...tenant.target, collections: inv.collections } : tenant.target;
-  const deps = {
-    client: tenant.client,
-    store: app.store,
-    log: run.log,
-    ...syncTuning(inv.config),
-    onProgress: (p: { collection: CollectionSlug; fetched: number; total?: number }) => {
+  const result = await runSync(inv, {
+    signal: opts.signal,
+    env,
+    log,
+    ...(opts.app ? { app: opts.app } : {}),
+    onProgress: (slug, p) => {
       committed.note(slug, p.collection, p.fetched);
       display?.progress(slug, p);
     },
     ...(display
       ? {
-          onWaiting: (w: { collection: CollectionSlug; since: number | null }) =>
-            display.waiting(slug, w.collection, w.since),
+          onWaiting: (slug, w) => display.waiting(slug, w.collection, w.since),
+          onTenantDone: (slug, report) => {
+            const n = report.collections.reduce((sum, c) => sum + c.fetched, 0);
+            display.finished(slug, `${report.collections.length} collections, ${n} records read`);
+          },
         }
       : {}),
-    ...(inv.waitMs ? { waitMs: inv.waitMs } : {}),
-  };
-  return syncTenant(deps, target, inv.mode, run.signal, undefined, report);
+  });
+  return { ...result, committed };
 }
 
 type SyncValues = ReturnType<typeof parseSyncFlags>['values'];
@@ -189,7 +116,7 @@ export async function syncCommand(argv: string[]): Promise<number> {
   const once: RunOnce = async (run, signal) => {
     const display = terminal ? new ProgressDisplay() : null;
     try {
-      const result = await runSync(run, { json: values.json === true, signal, display });
+      const result = await syncWithProgress(run, { signal, display });
       display?.stop();
       return reportRun(result, run.config.baseUrl, values);
     } finally {
@@ -216,7 +143,7 @@ export async function syncCommand(argv: string[]): Promise<number> {
 async function syncAndWatch(inv: SyncInvocation, values: SyncValues, signal: AbortSignal): Promise<number> {
   const log = createLogger();
   await using app = await openSyncApp(inv, process.env, log);
-  const first = await runSync(inv, { json: values.json === true, signal, app });
+  const first = await syncWithProgress(inv, { signal, app });
   if (signal.aborted) return EXIT.OK;
   const code = reportRun(first, inv.config.baseUrl, values);
   if (code === EXIT.USAGE || code === EXIT.AUTH) return code;

@@ -1,16 +1,10 @@
+import type { TenantFailure } from '../app/run-sync.js';
 import { describeError, UnderstudyError, UpstreamError } from '../errors.js';
 import { WrongBaseUrlError } from '../sync/discover-routes.js';
 import type { CollectionReport } from '../sync/sync-collection.js';
 import type { TenantReport } from '../sync/sync-tenant.js';
 import { EXIT, exitCodeOf } from './exit-codes.js';
 import { formatTable } from './format-table.js';
-
-/** A tenant whose run stopped before its end: nothing read at all, a refused key, a stop. */
-export interface TenantFailure {
-  readonly slug: string;
-  readonly apiKeyEnv: string;
-  readonly error: unknown;
-}
 
 const codeOf = (err: unknown): string | undefined => (err instanceof UnderstudyError ? err.code : undefined);
 

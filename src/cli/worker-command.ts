@@ -9,18 +9,10 @@ import { WORKER_SPEC } from './specs/worker-spec.js';
 
 type WorkerValues = ReturnType<typeof parseFlags<(typeof WORKER_SPEC)['flags']>>['values'];
 
-/** `--concurrency` (returned), `--http` and `--http-host`, checked. */
+/** `--concurrency` (returned; the parser checked it, `--http` and that `--http-host` comes with it): a host named. */
 function checkedFlags(values: WorkerValues): number | undefined {
-  let concurrency: number | undefined;
-  if (values.concurrency !== undefined) {
-    concurrency = Number(values.concurrency);
-    if (!Number.isInteger(concurrency) || concurrency < 1)
-      throw new UsageError('--concurrency must be an integer >= 1');
-  }
-  if (values.http !== undefined && !/^\d+$/.test(values.http)) throw new UsageError('--http must be a port number');
-  if (values['http-host'] !== undefined && (values.http === undefined || values['http-host'] === ''))
-    throw new UsageError('--http-host needs --http PORT and a host name or address');
-  return concurrency;
+  if (values['http-host'] === '') throw new UsageError('--http-host needs --http PORT and a host name or address');
+  return values.concurrency;
 }
 
 export async function workerCommand(argv: string[]): Promise<number> {
@@ -47,7 +39,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
       ...(values.http !== undefined
         ? {
             http: {
-              port: Number(values.http),
+              port: values.http,
               ...(values['http-host'] !== undefined ? { host: values['http-host'] } : {}),
             },
           }

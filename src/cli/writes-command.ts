@@ -22,10 +22,8 @@ const target = (f: FailedWrite) => `${f.tenant}/${f.collection}${f.recordId ? `/
 
 /** `--timeout` (seconds; `writes wait` only) and `--include-permanent` (`writes retry --all` only), checked. */
 function waitSeconds(sub: string, values: WritesValues): number | undefined {
-  const timeoutS = values.timeout === undefined ? undefined : Number(values.timeout);
-  if (values.timeout !== undefined && sub !== 'wait') throw new UsageError('--timeout applies to writes wait');
-  if (timeoutS !== undefined && !(Number.isFinite(timeoutS) && timeoutS >= 0))
-    throw new UsageError(`--timeout ${values.timeout}: a number of seconds, 0 or more`);
+  const timeoutS = values.timeout;
+  if (timeoutS !== undefined && sub !== 'wait') throw new UsageError('--timeout applies to writes wait');
   if (values['include-permanent'] && !(sub === 'retry' && values.all))
     throw new UsageError('--include-permanent applies to writes retry --all');
   return timeoutS;

@@ -18,6 +18,21 @@ export interface ScheduleClock extends Clock {
   cron(expression: string, timezone: string | undefined, fire: () => void): Promise<Ticker>;
   /** Fires every `ms`, the first `ms` from now, without drift (each tick is due `ms` after the previous one's). */
   every(ms: number, fire: () => void): Ticker;
+  /**
+   * Fires once, `ms` from now, unless cancelled first. What `fire` returns is the work it started: the wall clock
+   * ignores it; a test's clock may wait for it before it moves on.
+   */
+  after(ms: number, fire: () => unknown): Timer;
+}
+
+/** A timer set to fire once: `cancel` stops it if it has not fired yet. */
+export interface Timer {
+  cancel(): void;
+}
+
+function afterOnTimers(ms: number, fire: () => unknown): Timer {
+  const handle = setTimeout(() => void fire(), Math.max(0, Math.round(ms)));
+  return { cancel: () => clearTimeout(handle) };
 }
 
 function everyOnTimers(ms: number, fire: () => void): Ticker {
@@ -54,5 +69,10 @@ async function cronTask(expression: string, timezone: string | undefined, fire: 
   };
 }
 
-/** The wall clock: node-cron for cron expressions, timers for intervals. */
-export const wallClock: ScheduleClock = { now: () => Date.now(), cron: cronTask, every: everyOnTimers };
+/** The wall clock: node-cron for cron expressions, timers for intervals and single delays. */
+export const wallClock: ScheduleClock = {
+  now: () => Date.now(),
+  cron: cronTask,
+  every: everyOnTimers,
+  after: afterOnTimers,
+};

@@ -1,3 +1,15 @@
+import type { RateBudget } from '../partners/rate-gate.js';
+import type { WatchKnobs } from '../vocabulary/watch-knobs.js';
+import { idleIntervalMs } from './watch-pace.js';
+
+/**
+ * What a turn may cost at most, most of the time: the probe, a range of the rotation, a pass's page, a search (a
+ * count, a range, a look-up).
+ */
+export const TURN_READS = 7;
+/** The most a turn the key's share could not hold waits past the time its cost fits again. */
+const BACKOFF_SPREAD_MAX_MS = 3000;
+
 /** What a meter holds watch to: the key's read budget and the share of it watch may use. */
 export interface MeterLimits {
   readonly readsPerWindow: number;
@@ -58,6 +70,19 @@ export class WatchMeter {
     return { left: n };
   }
 
+  /** Holds a turn's usual cost (`TURN_READS`) at `now`; null when the key's share cannot hold it now. */
+  holdTurn(now: number): Hold | null {
+    return this.hold(now, TURN_READS);
+  }
+
+  /**
+   * How long a turn the key's share could not hold waits: until its cost fits, and a tenth of the collection's
+   * interval (at most 3 s) more, so that the collections probed most often ask again first when the share frees.
+   */
+  turnBackoff(now: number, intervalMs: number): number {
+    return this.waitFor(now, TURN_READS) + Math.min(BACKOFF_SPREAD_MAX_MS, intervalMs / 10);
+  }
+
   /** Gives back what a finished turn held and did not send. */
   release(hold: Hold): void {
     this.held -= hold.left;
@@ -92,4 +117,45 @@ export class WatchMeter {
 /** Requests a turn holds in its key's window and has not sent yet. */
 export interface Hold {
   left: number;
+}
+
+/**
+ * The keys watch reads with: each key's meter (the tenants on one key share it), and what a quiet turn of every
+ * watched collection reads per key (their idle intervals share the key's idle budget).
+ */
+export class WatchKeys {
+  private readonly meters = new Map<string, WatchMeter>();
+  private readonly quiet = new Map<string, number>();
+
+  /** The meter of key `keyId`, made with `limits` the first time. */
+  meterOf(keyId: string, limits: MeterLimits): WatchMeter {
+    let m = this.meters.get(keyId);
+    if (!m) {
+      m = new WatchMeter(limits);
+      this.meters.set(keyId, m);
+    }
+    return m;
+  }
+
+  /** Adds `reads` (negative: takes them away) to what a quiet turn of the key's collections reads. */
+  addQuietReads(keyId: string, reads: number): void {
+    this.quiet.set(keyId, (this.quiet.get(keyId) ?? 0) + reads);
+  }
+
+  /** What a quiet turn of every watched collection reads, over every key. */
+  quietReadsInAll(): number {
+    let n = 0;
+    for (const count of this.quiet.values()) n += count;
+    return n;
+  }
+
+  /** The idle interval of a collection on key `keyId`, given its tenant's knobs and budget. */
+  idleInterval(keyId: string, knobs: WatchKnobs, budget: RateBudget): number {
+    return idleIntervalMs(knobs, this.quiet.get(keyId) ?? 0, (budget.reads * 60_000) / budget.windowMs);
+  }
+
+  /** Each key's share of its read budget watch used over the window ending at `now`. */
+  shares(now: number): { key: string; share: number }[] {
+    return [...this.meters].map(([key, meter]) => ({ key, share: meter.share(now) }));
+  }
 }

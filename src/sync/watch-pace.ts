@@ -53,3 +53,21 @@ export function probeIntervalMs(rate: number, hot: number, idle: number): number
   if (rate <= 0) return idle;
   return Math.min(idle, Math.max(hot, 1000 / (2 * rate)));
 }
+
+/** What a turn found, as the next interval sees it. */
+export type TurnFound = 'changed' | 'quiet' | 'held';
+
+/**
+ * The interval after a turn that found `found` at `now`: a change found is often the first of several, so the next
+ * probe comes at the hot interval and the rate decides after that (a quiet probe widens it again); a turn that was
+ * held (the collection locked by another run) or failed keeps its interval, at least the hot one.
+ */
+export function nextInterval(
+  found: TurnFound,
+  s: { readonly current: number; readonly pace: Pace; readonly hot: number; readonly idle: number },
+  now: number,
+): number {
+  if (found === 'changed') return s.hot;
+  if (found === 'held') return Math.max(s.current, s.hot);
+  return probeIntervalMs(rateAt(s.pace, now), s.hot, s.idle);
+}

@@ -1,11 +1,15 @@
 import type { PartnersClient } from '../partners/partners-client.js';
 import type { RateBudget } from '../partners/rate-gate.js';
 import type { CollectionSlug } from '../vocabulary/collections.js';
+import type { TenantSlug } from '../vocabulary/ids.js';
 import type { WatchKnobs } from '../vocabulary/watch-knobs.js';
+import type { Timer } from './schedule-clock.js';
 import type { TenantTarget } from './sync-collection.js';
 import { wantedCollections } from './wanted-collections.js';
+import type { TickOutcome } from './watch-collection.js';
 import type { MeterLimits, WatchMeter } from './watch-meter.js';
-import { type Pace, STILL } from './watch-pace.js';
+import { type Pace, paceAfter, STILL, type TurnFound } from './watch-pace.js';
+import type { WatchStatusRow } from './watch-port.js';
 
 /** A tenant to keep live, with its client, knobs and key. */
 export interface WatchedTenant {
@@ -25,7 +29,7 @@ export interface Watched {
   readonly meter: WatchMeter;
   pace: Pace;
   intervalMs: number;
-  timer: NodeJS.Timeout | undefined;
+  timer: Timer | undefined;
   busy: boolean;
   /** Its tenant is no longer watched here (lost, refused, reloaded): no further turn. */
   dropped: boolean;
@@ -80,4 +84,32 @@ export const newWatched = (t: WatchedTenant, collection: CollectionSlug, meter: 
   probes: 0,
   dirty: true,
   unexplained: null,
+});
+
+/**
+ * Records a turn of `e` started at `started` that ended with `outcome`: its pace, its count of probes and the times
+ * `status` shows. Returns what the turn found, as its next interval sees it.
+ */
+export function recordTurn(e: Watched, outcome: TickOutcome, started: number): TurnFound {
+  const changed = outcome === 'changed' || outcome === 'deleted';
+  e.lastChanged = changed;
+  e.pace = paceAfter(e.pace, started, changed ? 1 : 0);
+  e.probes++;
+  e.lastProbeAt = new Date(started).toISOString();
+  if (changed) e.lastChangeAt = e.lastProbeAt;
+  if (outcome !== 'failed' && outcome !== 'locked') e.lastFreshAt = e.lastProbeAt;
+  e.dirty = true;
+  return changed ? 'changed' : outcome === 'locked' || outcome === 'failed' ? 'held' : 'quiet';
+}
+
+/** What `status` shows of `e`, watched by `holder`. */
+export const statusRow = (e: Watched, holder: string): WatchStatusRow => ({
+  tenant: e.tenant.target.slug as TenantSlug,
+  collection: e.collection,
+  holder,
+  lastProbeAt: e.lastProbeAt,
+  lastChangeAt: e.lastChangeAt,
+  lastFreshAt: e.lastFreshAt,
+  intervalMs: e.intervalMs,
+  probes: e.probes,
 });

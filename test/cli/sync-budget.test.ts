@@ -3,7 +3,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { resolveInvocation, runSync } from '../../src/cli/sync-command.js';
+import { runSync } from '../../src/app/run-sync.js';
+import { resolveInvocation } from '../../src/cli/sync-command.js';
 import { keyHash } from '../../src/partners/key-hash.js';
 import { startSimulator } from '../../src/sim/start-simulator.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
@@ -60,7 +61,7 @@ describe('inline sync and the shared budget', () => {
     const env = { K: t.key, REDIS_URL: server.url };
     const inv = resolveInvocation({ config: configFile(s.url, t.slug) }, env);
     const before = Date.now();
-    const { failure } = await runSync(inv, { json: true, signal: signal(), env });
+    const { failure } = await runSync(inv, { signal: signal(), env });
     expect(failure).toBeNull();
     const reads = s.controls.counters().total.reads;
     expect(reads).toBeGreaterThan(0);
@@ -79,7 +80,7 @@ describe('inline sync and the shared budget', () => {
     const prefix = `t-${randomUUID()}`;
     const env = { K: t.key };
     const inv = resolveInvocation({ config: configFile(s.url, t.slug, { redis: { url: server.url, prefix } }) }, env);
-    const { failure } = await runSync(inv, { json: true, signal: signal(), env });
+    const { failure } = await runSync(inv, { signal: signal(), env });
     expect(failure).toBeNull();
     expect(await probe().zcard(`${prefix}:rate:${keyHash(t.key)}:read`)).toBeGreaterThan(0);
   });
@@ -93,7 +94,7 @@ describe('inline sync and the shared budget', () => {
       env,
     );
     expect(inv.localBudget).toBe(true);
-    const { failure } = await runSync(inv, { json: true, signal: signal(), env });
+    const { failure } = await runSync(inv, { signal: signal(), env });
     expect(failure).toBeNull();
     expect(s.controls.counters().total.reads).toBeGreaterThan(0);
     expect(await probe().keys(`${prefix}:*`)).toEqual([]);
@@ -103,7 +104,7 @@ describe('inline sync and the shared budget', () => {
     const { s, t } = await sim();
     const env = { K: t.key, REDIS_URL: 'redis://127.0.0.1:1' };
     const inv = resolveInvocation({ config: configFile(s.url, t.slug) }, env);
-    await expect(runSync(inv, { json: true, signal: signal(), env })).rejects.toMatchObject({
+    await expect(runSync(inv, { signal: signal(), env })).rejects.toMatchObject({
       code: 'US_REDIS',
       message: expect.stringContaining('--local-budget'),
     });
@@ -115,7 +116,7 @@ describe('inline sync and the shared budget', () => {
     s.controls.injectFaults({ kind: 'rate-limit', retryAfterSeconds: 0, count: 1, match: { path: '/series' } });
     const env = { K: t.key };
     const inv = resolveInvocation({ config: configFile(s.url, t.slug) }, env);
-    const { reports, failure } = await runSync(inv, { json: true, signal: signal(), env });
+    const { reports, failure } = await runSync(inv, { signal: signal(), env });
     expect(failure).toBeNull();
     const byName = Object.fromEntries((reports[0]?.collections ?? []).map((c) => [c.name, c]));
     expect(byName.series).toMatchObject({ rateLimited: 1 });

@@ -25,6 +25,9 @@ function testClock(start = Date.parse('2026-03-01T10:00:00Z')) {
       };
       return { next: () => t.at, stop };
     },
+    after: () => {
+      throw new Error('runSchedules sets no single timer');
+    },
   };
   return {
     clock,

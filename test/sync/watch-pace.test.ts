@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { WatchMeter } from '../../src/sync/watch-meter.js';
+import { TURN_READS, WatchKeys, WatchMeter } from '../../src/sync/watch-meter.js';
 import {
   hotIntervalMs,
   idleIntervalMs,
   MIN_INTERVAL_MS,
+  nextInterval,
   paceAfter,
   probeIntervalMs,
   rateAt,
@@ -55,6 +56,16 @@ describe('watch pace', () => {
     expect(next).toBeLessThan(idle);
     expect(rateAt(paceAfter(once, 2000, 0), 2000)).toBeLessThan(rateAt(once, 1000));
   });
+
+  it('after a turn: hot after a change, the rate after a quiet one, at least hot and no sooner after a held one', () => {
+    const changing = paceAfter(STILL, 1000, 1);
+    const s = { current: 20_000, pace: changing, hot, idle };
+    expect(nextInterval('changed', s, 1000)).toBe(hot);
+    expect(nextInterval('quiet', s, 1000)).toBe(probeIntervalMs(rateAt(changing, 1000), hot, idle));
+    expect(nextInterval('quiet', { ...s, pace: STILL }, 1000)).toBe(idle);
+    expect(nextInterval('held', s, 1000)).toBe(20_000);
+    expect(nextInterval('held', { ...s, current: 1000 }, 1000)).toBe(hot);
+  });
 });
 
 describe('watch meter', () => {
@@ -99,5 +110,28 @@ describe('watch meter', () => {
     // Once the 40 have left the window (and the first hold is given back), a turn may go again.
     expect(m.waitFor(2000, 6)).toBe(1000 + 60_000 - 2000);
     expect(m.used(61_001)).toBe(0);
+  });
+
+  it('backs a turn off until its cost fits, plus a tenth of its interval (at most 3 s)', () => {
+    const m = new WatchMeter({ readsPerWindow: 100, windowMs: 60_000, maxShare: 0.6 });
+    for (let i = 0; i < 60 - TURN_READS + 1; i++) m.count(1000);
+    expect(m.holdTurn(2000)).toBeNull();
+    expect(m.turnBackoff(2000, 10_000)).toBe(59_000 + 1000);
+    expect(m.turnBackoff(2000, 120_000)).toBe(59_000 + 3000);
+    expect(m.holdTurn(61_001)).not.toBeNull();
+  });
+
+  it("shares each key's quiet reads among its collections' idle intervals", () => {
+    const keys = new WatchKeys();
+    const budget = { reads: 100, writes: 20, windowMs: 60_000 };
+    keys.addQuietReads('a', 12);
+    keys.addQuietReads('b', 2);
+    expect(keys.idleInterval('a', DEFAULT_WATCH, budget)).toBe(idleIntervalMs(DEFAULT_WATCH, 12, 100));
+    expect(keys.quietReadsInAll()).toBe(14);
+    keys.addQuietReads('a', -12);
+    expect(keys.idleInterval('a', DEFAULT_WATCH, budget)).toBe(idleIntervalMs(DEFAULT_WATCH, 0, 100));
+    expect(keys.meterOf('a', { readsPerWindow: 100, windowMs: 60_000, maxShare: 0.6 })).toBe(
+      keys.meterOf('a', { readsPerWindow: 1, windowMs: 1, maxShare: 1 }),
+    );
   });
 });

@@ -12,6 +12,7 @@ export const BACKUP_SPEC = defineCommand({
   operands: true,
   flags: {
     db: shared('db', {
+      conflicts: ['config'],
       value: 'FILE',
       help: "the mirror's SQLite file (default: the config's database, else $UNDERSTUDY_DB, else ./data/understudy.db); a PostgreSQL mirror is refused: pg_dump copies it",
     }),

@@ -1,3 +1,4 @@
+import { CHANGE_KINDS, DELETE_REASONS } from '../../sync/store-port.js';
 import { defineCommand, shared } from '../parse-flags.js';
 
 export const CHANGES_SPEC = defineCommand({
@@ -14,9 +15,11 @@ export const CHANGES_SPEC = defineCommand({
     config: shared('config', { help: 'JSON config: its database (changes.retainDays is checked with the rest)' }),
     db: shared('db'),
     since: {
-      type: 'string',
+      type: 'int',
+      min: 0,
+      default: 0,
       value: 'SEQ',
-      help: 'only changes after SEQ, the last seq already seen (default 0: from the oldest kept)',
+      help: 'only changes after SEQ, the last seq already seen (0: from the oldest kept)',
     },
     tenant: { type: 'string', multiple: true, value: 'SLUG', help: "only this tenant's changes (repeatable)" },
     collection: {
@@ -25,15 +28,25 @@ export const CHANGES_SPEC = defineCommand({
       value: 'NAME',
       help: "only this collection's: its API path (event-instances) or its table (event_instances); repeatable",
     },
-    kind: { type: 'string', multiple: true, value: 'KIND', help: 'only insert, update, delete or revive (repeatable)' },
+    kind: {
+      type: 'choice',
+      values: CHANGE_KINDS,
+      multiple: true,
+      value: 'KIND',
+      help: 'only insert, update, delete or revive (repeatable)',
+    },
     reason: {
-      type: 'string',
+      type: 'choice',
+      values: DELETE_REASONS,
       multiple: true,
       value: 'REASON',
       help: 'only deletes with this reason: deleted (gone upstream) or unpublished (a draft only upstream); repeatable; with --kind, narrows only the deletes (--kind must include delete)',
     },
-    limit: { type: 'string', value: 'N', help: 'at most N changes (default: all)' },
-    json: shared('json', { help: 'a JSON array of change rows (with --follow: one JSON object a line)' }),
+    limit: { type: 'int', min: 1, value: 'N', help: 'at most N changes (default: all)' },
+    json: shared('json', {
+      help: 'a JSON array of change rows (with --follow: one JSON object a line)',
+      conflicts: ['nl'],
+    }),
     nl: { type: 'boolean', help: 'one JSON object a line (newline-delimited JSON)' },
     follow: {
       type: 'boolean',

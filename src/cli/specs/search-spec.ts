@@ -18,14 +18,14 @@ export const SEARCH_SPEC = defineCommand({
     config: shared('config', {
       help: "read the mirror from this config (its database; a relative one from the config file's folder)",
     }),
-    db: shared('db'),
+    db: shared('db', { conflicts: ['config'] }),
     tenant: { type: 'string', value: 'SLUG', help: "only this tenant's records" },
     collection: {
       type: 'string',
       value: 'NAME',
       help: 'only this collection: one whose records have a title or a name (series, events, …; a wrong one is named with the list)',
     },
-    limit: { type: 'string', value: 'N', help: 'at most N results (default 20, at most 1000)' },
+    limit: { type: 'int', min: 1, max: 1000, default: 20, value: 'N', help: 'at most N results (1000 at most)' },
     json: shared('json', {
       help: 'print a JSON array of {collection, tenant, id, title, snippet, rank} (rank: tier 3 to 0 plus a fraction)',
     }),

@@ -14,18 +14,25 @@ export const SERVE_SPEC = defineCommand({
     'stop taking requests, end open streams, let requests in flight finish, exit 0.',
   flags: {
     config: shared('config', { required: true, help: 'JSON config (tenants, redis, database, api.tokens)' }),
-    port: { type: 'string', value: 'N', help: 'port to listen on (default 8080; 0: any free port)' },
+    port: { type: 'int', min: 0, max: 65535, value: 'N', help: 'port to listen on (default 8080; 0: any free port)' },
     host: {
       type: 'string',
       value: 'HOST',
       help: 'interface to listen on (default 127.0.0.1: this host only; 0.0.0.0 for all, behind a TLS proxy)',
     },
     http: {
-      type: 'string',
+      type: 'int',
+      min: 0,
+      max: 65535,
       value: 'PORT',
       help: 'serve /healthz, /readyz and /metrics (request counts and latency by route) on PORT (off by default)',
     },
-    'http-host': { type: 'string', value: 'HOST', help: 'interface --http listens on (default 127.0.0.1)' },
+    'http-host': {
+      type: 'string',
+      requires: ['http'],
+      value: 'HOST',
+      help: 'interface --http listens on (default 127.0.0.1)',
+    },
   },
   footer:
     'SIGHUP re-reads the config and the tokens (the environment, plus the env file: --env-file or\n' +

@@ -16,6 +16,7 @@ export const STORE_SPEC = defineCommand({
   },
   flags: {
     from: {
+      conflicts: ['config'],
       type: 'string',
       value: 'DB',
       help: "the mirror to copy: a SQLite file or a postgres:// URL (default: the config's database, else $UNDERSTUDY_DB)",

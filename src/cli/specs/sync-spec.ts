@@ -51,7 +51,9 @@ export const SYNC_SPEC = defineCommand({
       help: "after this sync, keep the chosen tenants live until SIGTERM or Ctrl-C (exit 0), no Redis needed: each collection probed, a change upstream mirrored within seconds (config watch's knobs; the defaults where the config leaves watch off). See docs/watch.md",
     },
     wait: {
-      type: 'string',
+      type: 'number',
+      min: 0,
+      unit: 'seconds',
       value: 'SECONDS',
       help: 'wait up to SECONDS for a collection another run holds (default 0: report it skipped, "locked by another run", and exit 75 when nothing else failed)',
     },

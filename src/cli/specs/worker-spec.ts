@@ -15,17 +15,21 @@ export const WORKER_SPEC = defineCommand({
       help: "JSON config (tenants, schedule, redis, worker); a relative database in it is read from the config file's folder",
     }),
     concurrency: {
-      type: 'string',
+      type: 'int',
+      min: 1,
       value: 'N',
       help: 'jobs run at once in this process (default: config worker.concurrency, else 2)',
     },
     http: {
-      type: 'string',
+      type: 'int',
+      min: 0,
+      max: 65535,
       value: 'PORT',
       help: 'serve /, /healthz, /readyz, /metrics and the queue dashboard /queues on PORT (off by default; the dashboard needs UNDERSTUDY_DASHBOARD_TOKEN)',
     },
     'http-host': {
       type: 'string',
+      requires: ['http'],
       value: 'HOST',
       help: 'interface --http listens on (default 127.0.0.1: this host only; 0.0.0.0 for all)',
     },

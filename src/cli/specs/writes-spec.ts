@@ -13,7 +13,13 @@ export const WRITES_SPEC = defineCommand({
     json: shared('json'),
     all: { type: 'boolean', help: 'retry: every write `writes failed` lists that a retry can fix' },
     'include-permanent': { type: 'boolean', help: 'retry --all: requeue permanent failures (404, 4xx) too' },
-    timeout: { type: 'string', value: 'S', help: 'wait: seconds to wait at most (default: no limit)' },
+    timeout: {
+      type: 'number',
+      min: 0,
+      unit: 'seconds',
+      value: 'S',
+      help: 'wait: seconds to wait at most (default: no limit)',
+    },
     resend: {
       type: 'boolean',
       help: 'retry: forget an earlier unknown outcome, so a create is sent without looking for its record',
