@@ -169,8 +169,11 @@ async function prepare(p: SyncWorkerParts): Promise<void> {
     await reconcileSchedules(queue, schedulesFor(app.config.tenants), log, p.retry);
   } catch (err) {
     // Another worker starting at the same moment may be reconciling too; its pass covers this one. A worker
-    // that cannot reconcile still processes jobs rather than exiting.
-    log.warn({ reason: (err as Error).message }, 'schedules not reconciled at start');
+    // that cannot reconcile still processes jobs rather than exiting. Stopped meanwhile (its connections closed
+    // under the reconcile, Redis down): the stop's own line says so.
+    if (p.stopping.signal.aborted || app.stopping.aborted)
+      log.debug({ reason: (err as Error).message }, 'schedules not reconciled: stopping');
+    else log.warn({ reason: (err as Error).message }, 'schedules not reconciled at start');
   }
   // Redis emptied under us (FLUSHALL, a restart without persistence): schedules come back, the loss is told.
   const metrics = app.metrics;

@@ -8,10 +8,10 @@ export function keepGoingOnRejections(log: Logger, stopping: AbortSignal, who: s
   // worker down with every other tenant's syncs, writes and webhooks: it is logged at error level and the worker
   // goes on. BullMQ can leave a command of a connection it is closing rejected with no handler
   // (taskforcesh/bullmq#3546): once shutdown has begun, such a Redis connection error says nothing about the work
-  // and is only a warning. Kept to the end of the process: the rejection may come after this command returns.
+  // and is logged at debug only. Kept to the end of the process: the rejection may come after this command returns.
   process.on('unhandledRejection', (reason: unknown) => {
     if (stopping.aborted && isRedisConnectionError(reason)) {
-      log.warn({ reason: describeError(reason) }, 'Redis connection error while closing; ignored');
+      log.debug({ reason: describeError(reason) }, 'Redis connection error while closing; ignored');
       return;
     }
     log.error({ err: reason }, `unhandled rejection (a bug, please report it); ${who} goes on`);
