@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Config } from '../config/config-schema.js';
 import { ConfigError } from '../errors.js';
+import { redactUrl } from '../vocabulary/redact-url.js';
 
 /** One configured webhook endpoint of a tenant, with the id its position and jobs are kept under. */
 export interface WebhookEndpoint {
@@ -38,14 +39,7 @@ export function endpointsOf(config: Config): WebhookEndpoint[] {
 }
 
 /** A URL as logs and listings show it: no user or password, no query string (either may carry a token). */
-export function safeUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    return `${u.protocol}//${u.host}${u.pathname}`;
-  } catch {
-    return '(not a URL)';
-  }
-}
+export const safeUrl = (url: string): string => redactUrl(url, 'location', '(not a URL)');
 
 /**
  * The signing key of an endpoint from its secret (`whsec_` + base64, as Standard Webhooks gives them). Throws

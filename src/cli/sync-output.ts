@@ -3,6 +3,7 @@ import { describeError, UnderstudyError, UpstreamError } from '../errors.js';
 import { WrongBaseUrlError } from '../sync/discover-routes.js';
 import type { CollectionReport } from '../sync/sync-collection.js';
 import type { TenantReport } from '../sync/sync-tenant.js';
+import { redactUrl } from '../vocabulary/redact-url.js';
 import { EXIT, exitCodeOf } from './exit-codes.js';
 import { formatTable } from './format-table.js';
 
@@ -11,16 +12,7 @@ const codeOf = (err: unknown): string | undefined => (err instanceof UnderstudyE
 export const isStop = (err: unknown): boolean => codeOf(err) === 'US_ABORTED';
 
 /** The base URL as shown in messages: without credentials, should it carry any. */
-const shownUrl = (baseUrl: string): string => {
-  try {
-    const u = new URL(baseUrl);
-    u.username = '';
-    u.password = '';
-    return u.toString().replace(/\/$/, '');
-  } catch {
-    return '(unparseable)';
-  }
-};
+const shownUrl = (baseUrl: string): string => redactUrl(baseUrl, 'credentials', '(unparseable)').replace(/\/$/, '');
 
 /** The origin of the base URL (scheme, host and port), without credentials or path. */
 const originOf = (baseUrl: string): string => {

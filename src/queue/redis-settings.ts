@@ -2,6 +2,7 @@ import { Redis, type RedisOptions } from 'ioredis';
 import type { Config } from '../config/config-schema.js';
 import { UnderstudyError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { redactUrl } from '../vocabulary/redact-url.js';
 import { DEFAULT_PREFIX, DEFAULT_REDIS_URL } from './queues.js';
 import { endWhenStoppedUnreachable, followDuplicates } from './redis-at-stop.js';
 
@@ -22,15 +23,7 @@ export function redisSettings(
 }
 
 /** The URL without any password, for logs and messages. */
-export const redactRedisUrl = (url: string): string => {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return 'redis://(unparseable url)';
-  }
-};
+export const redactRedisUrl = (url: string): string => redactUrl(url, 'password', 'redis://(unparseable url)');
 
 const CONNECTION_CODES = new Set([
   'ECONNREFUSED',

@@ -1,15 +1,8 @@
+import { redactUrl } from '../../vocabulary/redact-url.js';
 import { DatabaseUnreachableError } from '../database-unreachable-error.js';
 
 /** A PostgreSQL URL fit for messages and output: its password hidden. */
-export const hidePassword = (url: string): string => {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return 'the PostgreSQL URL';
-  }
-};
+export const hidePassword = (url: string): string => redactUrl(url, 'password', 'the PostgreSQL URL');
 
 /** The server at `url` could not be reached; `3D000` (no such database) is a missing mirror. */
 export const postgresUnreachable = (url: string, cause: unknown): DatabaseUnreachableError =>
