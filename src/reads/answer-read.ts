@@ -1,12 +1,12 @@
 import { UnderstudyError } from '../errors.js';
 import { parseParams, type SimParams } from '../sim/parse-params.js';
+import { pageEnvelope, pageWindow } from '../sim/sim-page-envelope.js';
 import { SimHttpError } from '../sim/sim-query.js';
 import type { CollectionCopies, MirrorReads } from '../store/reads/mirror-reads.js';
 import type { ReadView } from '../store/reads/read-spec.js';
 import { type CollectionSlug, isCollectionSlug } from '../vocabulary/collections.js';
 import { stringifyJson } from '../vocabulary/exact-json.js';
 import type { JsonObject } from '../vocabulary/ids.js';
-import { pageEnvelope, pageWindow } from './page-envelope.js';
 import { type ReadAnswer, readProblem } from './read-answer.js';
 import { computedFields, copyFor, type ReadWants } from './read-copy.js';
 import { freshnessHeaders, notModified } from './read-headers.js';

@@ -2,6 +2,7 @@ import type { CollectionSlug } from '../vocabulary/collections.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../vocabulary/ids.js';
 import type { SimParams } from './parse-params.js';
 import { type KeyEntry, lowerBound, type StoredRecord, type TenantData, viewOf, visibleView } from './sim-db.js';
+import { pageEnvelope, pageWindow } from './sim-page-envelope.js';
 import { compileWhere, type LocaleCtx, type Relation, SimHttpError } from './sim-query.js';
 import { RELATIONSHIPS } from './sim-schema.js';
 import { type ShapeCtx, shapeDoc } from './sim-shape.js';
@@ -130,40 +131,10 @@ export function listDocs(c: CollectionSlug, ctx: ShapeCtx): JsonObject {
     : matchingRecords(c, tenant, params);
   const shape = (recs: readonly StoredRecord[]): JsonObject[] =>
     recs.map((r) => shapeDoc(c, viewOf(r, params.draft), ctx, params.depth));
-  const { limit, page } = params;
-  const start = limit === 0 ? 0 : (page - 1) * limit;
-  const docs = limit === 0 ? matched.slice() : matched.slice(start, start + limit);
-  if (!params.pagination || docs.length === 0 || limit === 0) {
-    // Payload counts nothing here: totalDocs is what came back.
-    const empty = docs.length === 0 && params.pagination;
-    return {
-      docs: shape(docs),
-      totalDocs: docs.length,
-      limit,
-      totalPages: empty ? 0 : 1,
-      page: empty ? 1 : page,
-      // Page 1 counts from 1 whatever it holds; a page past the end counts nothing.
-      pagingCounter: empty && page !== 1 ? 0 : 1,
-      hasPrevPage: false,
-      hasNextPage: false,
-      prevPage: null,
-      nextPage: null,
-    };
-  }
-  const totalDocs = matched.length;
-  const totalPages = Math.ceil(totalDocs / limit);
-  return {
-    docs: shape(docs),
-    totalDocs,
-    limit,
-    totalPages,
-    page,
-    pagingCounter: start + 1,
-    hasPrevPage: page > 1,
-    hasNextPage: page < totalPages,
-    prevPage: page > 1 ? page - 1 : null,
-    nextPage: page < totalPages ? page + 1 : null,
-  };
+  const { offset, limit } = pageWindow(params.limit, params.page);
+  const docs = limit === null ? matched.slice() : matched.slice(offset, offset + limit);
+  // Payload counts nothing when it pages nothing: the envelope takes totalDocs from what came back then.
+  return pageEnvelope(shape(docs), matched.length, params);
 }
 
 export const notFound = (): SimHttpError => new SimHttpError(404, 'Not Found');

@@ -1,5 +1,7 @@
 import type { JsonObject } from '../vocabulary/ids.js';
 
+// The simulator's list envelope, shared with serve's reads from the mirror (src/reads), so both page alike.
+
 /** A list page's window in the matches: rows to skip and to take (null: every match). */
 export const pageWindow = (limit: number, page: number): { offset: number; limit: number | null } =>
   limit === 0 ? { offset: 0, limit: null } : { offset: (page - 1) * limit, limit };
