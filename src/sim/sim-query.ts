@@ -1,4 +1,5 @@
 import { isJsonObject, type JsonObject, type JsonValue } from '../vocabulary/ids.js';
+import { WHERE_OPERATORS } from '../vocabulary/where-operators.js';
 import { ISO_RE, LOCALIZED } from './sim-schema.js';
 
 /**
@@ -173,19 +174,7 @@ export const sortDocs = <T>(
   return decorated.map((d) => d.item);
 };
 
-const OPERATORS = new Set([
-  'equals',
-  'not_equals',
-  'in',
-  'not_in',
-  'greater_than',
-  'greater_than_equal',
-  'less_than',
-  'less_than_equal',
-  'exists',
-  'like',
-  'contains',
-]);
+const OPERATORS: ReadonlySet<string> = new Set(WHERE_OPERATORS);
 
 export type Predicate = (doc: JsonObject) => boolean;
 

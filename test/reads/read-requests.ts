@@ -1,4 +1,5 @@
 import { COLLECTIONS, type CollectionSlug, VERSIONED } from '../../src/vocabulary/collections.js';
+import { WHERE_OPERATORS } from '../../src/vocabulary/where-operators.js';
 
 /** A generated read: a path under `/partners/2026-02/{tenant}/` and what it exercises. */
 export interface GenRead {
@@ -13,19 +14,7 @@ type Doc = Record<string, unknown>;
 /** Every record of each tenant's collections, published and draft, as the simulator lists them at depth 0. */
 export type SimRecords = Record<string, Record<string, { pub: Doc[]; drf: Doc[] }>>;
 
-const OPS = [
-  'equals',
-  'not_equals',
-  'in',
-  'not_in',
-  'greater_than',
-  'greater_than_equal',
-  'less_than',
-  'less_than_equal',
-  'like',
-  'contains',
-  'exists',
-] as const;
+const OPS = WHERE_OPERATORS;
 const JOINED = new Set(['posts', 'categories', 'tags', 'events', 'event-instances']);
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:?\d\d)$/;
 

@@ -1,22 +1,11 @@
 import type { Variant } from '../../sync/store-port.js';
 import type { CollectionSlug } from '../../vocabulary/collections.js';
 import { isJsonObject, type JsonValue } from '../../vocabulary/ids.js';
+import { WHERE_OPERATORS, type WhereOperator } from '../../vocabulary/where-operators.js';
 
-/** The operators of the upstream's `where` (the spec's query language, as Payload reads it). */
-export const FILTER_OPS = [
-  'equals',
-  'not_equals',
-  'in',
-  'not_in',
-  'greater_than',
-  'greater_than_equal',
-  'less_than',
-  'less_than_equal',
-  'like',
-  'contains',
-  'exists',
-] as const;
-export type FilterOp = (typeof FILTER_OPS)[number];
+/** The operators of the upstream's `where` (the one list, in vocabulary). */
+export const FILTER_OPS = WHERE_OPERATORS;
+export type FilterOp = WhereOperator;
 
 /**
  * A `where`, checked and normalised by the caller: `and`/`or` of parts, or one operator on a dot path of the
