@@ -18,6 +18,10 @@ import { BIN, freePort, quantile, sleep, spawnUnderstudy, stopChild, understudy 
 const INSTANCES = Number(process.env.BENCH_SERVE_READS_INSTANCES ?? 100_000);
 const CLIENTS = 16;
 const SECONDS = Number(process.env.BENCH_SERVE_READS_SECONDS ?? 5);
+/** Only the reads whose name holds this text (e.g. `by id`), for a profile; all of them by default. */
+const ONLY = process.env.BENCH_SERVE_READS_ONLY ?? '';
+/** Node flags for each serve process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` (as the serve bench takes them). */
+const NODE_ARGS = (process.env.BENCH_SERVE_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const API = '/partners/2026-02';
 
 interface Target {
@@ -147,7 +151,8 @@ export default async function serveReads(): Promise<string> {
     ] as const) {
       const port = await freePort();
       const log = join(dir, `${file}.log`);
-      const child = spawnUnderstudy(['serve', '--config', join(dir, file), '--port', String(port)], env, log);
+      const args = ['serve', '--config', join(dir, file), '--port', String(port)];
+      const child = spawnUnderstudy(args, env, log, NODE_ARGS);
       stops.push(() => stopChild(child));
       const t: Target = { name, url: `http://127.0.0.1:${port}`, auth: `Bearer ${env.BENCH_READ_TOKEN}` };
       await answering(t.url, `${API}/${sim.tenant}/series?limit=1&depth=0`, t.auth, child, log);
@@ -187,17 +192,19 @@ export default async function serveReads(): Promise<string> {
       ],
     ];
     const results = new Map<string, Load>();
-    for (const [what, next] of scenarios)
+    const ran = scenarios.filter(([what]) => what.includes(ONLY));
+    for (const [what, next] of ran)
       for (const t of targets) {
         await load(t, next, 1); // warm up: statements prepared, pages cached, JIT
         results.set(`${what}|${t.name}`, await load(t, next, SECONDS));
       }
-    const rows = scenarios.flatMap(([what]) =>
+    const rows = ran.flatMap(([what]) =>
       targets.map((t) => {
         const r = results.get(`${what}|${t.name}`) as Load;
         return `| ${what} | ${t.name} | ${fmt(r.rps, 0)} | ${fmt(r.p50, 2)} | ${fmt(r.p99, 2)} | ${r.errors} |`;
       }),
     );
+    if (ran.length < scenarios.length) return `Only the reads holding "${ONLY}":\n\n${rows.join('\n')}`;
     const get = (what: string, t: string) => results.get(`${what}|${t}`) as Load;
     const byId = get('by id', 'serve, SQLite');
     const page = get('page of 100 by startDate, where event', 'serve, SQLite');

@@ -50,11 +50,19 @@ export function understudy(args: readonly string[], env: NodeJS.ProcessEnv): Pro
   });
 }
 
-/** Starts `understudy ARGS` in the background, its stderr appended to `logPath`; the child is node itself. */
-export function spawnUnderstudy(args: readonly string[], env: NodeJS.ProcessEnv, logPath: string): ChildProcess {
+/** Starts `understudy ARGS` in the background (node flags `nodeArgs`), its stderr appended to `logPath`. */
+export function spawnUnderstudy(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  logPath: string,
+  nodeArgs: readonly string[] = [],
+): ChildProcess {
   const log = openSync(logPath, 'a');
   // A process warning (MaxListenersExceeded, say) then comes with the stack that caused it.
-  return spawn(process.execPath, ['--trace-warnings', BIN, ...args], { env, stdio: ['ignore', 'ignore', log] });
+  return spawn(process.execPath, ['--trace-warnings', ...nodeArgs, BIN, ...args], {
+    env,
+    stdio: ['ignore', 'ignore', log],
+  });
 }
 
 /** SIGTERM, up to `graceMs` to exit, then SIGKILL: the exit code (null when killed) and how long it took. */

@@ -21,8 +21,8 @@ export interface ReadRequest {
   /** The raw query string, without `?`. */
   readonly query: string;
   readonly ifNoneMatch?: string | undefined;
-  /** Aborted when the client goes away: no further statement is started. */
-  readonly signal?: AbortSignal;
+  /** Whether the client has gone away: no further statement is started then. */
+  readonly gone?: () => boolean;
 }
 
 export interface ReadDeps {
@@ -90,7 +90,7 @@ async function answer(deps: ReadDeps, req: ReadRequest): Promise<ReadAnswer> {
     reads: deps.reads,
     tenant: req.tenant,
     params,
-    signal: req.signal,
+    gone: req.gone ?? (() => false),
     viewOf: async (to) => {
       const got = copyFor(req.tenant, to, wants, await copiesFor(to));
       return 'view' in got ? got.view : null;
@@ -130,7 +130,7 @@ async function listBody(deps: ReadDeps, ctx: ShapeCtx, view: ReadView, params: S
   const filter = params.where && Object.keys(params.where).length > 0 ? filterOf(params.where, c, known) : null;
   const sort = sortOf(params.sort ?? DEFAULT_SORT, known);
   const w = pageWindow(params.limit, params.page);
-  stopIfGone(ctx.signal);
+  stopIfGone(ctx.gone);
   const { rows, total } = await deps.reads.list({
     view,
     filter,

@@ -14,8 +14,8 @@ export interface ShapeCtx {
   readonly reads: MirrorReads;
   readonly tenant: string;
   readonly params: SimParams;
-  /** Aborted when the client goes away: no further statement is started. */
-  readonly signal: AbortSignal | undefined;
+  /** Whether the client has gone away: no further statement is started then. */
+  readonly gone: () => boolean;
   /** The copy a populated record of `c` is read from, or null when the mirror has none (its id stays). */
   viewOf(c: CollectionSlug): Promise<ReadView | null>;
 }
@@ -30,8 +30,8 @@ const joinLimit = (params: SimParams, field: string): number => {
 };
 
 /** Throws `US_ABORTED` once the client has gone: what is left of the read is not worth a statement. */
-export function stopIfGone(signal: AbortSignal | undefined): void {
-  if (signal?.aborted) throw new UnderstudyError('US_ABORTED', 'the client went away before the read was answered');
+export function stopIfGone(gone: () => boolean): void {
+  if (gone()) throw new UnderstudyError('US_ABORTED', 'the client went away before the read was answered');
 }
 
 export const parseDoc = (text: string): JsonObject => {
@@ -60,7 +60,7 @@ async function related(
 ): Promise<ReadonlyMap<string, JsonObject>> {
   const view = ids.length ? await ctx.viewOf(to) : null;
   if (!view) return new Map();
-  stopIfGone(ctx.signal);
+  stopIfGone(ctx.gone);
   const rows = await ctx.reads.byKeys(view, [...new Set(ids)]);
   const keys = [...rows.keys()];
   const shaped = await shapeDocs(

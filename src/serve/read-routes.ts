@@ -1,3 +1,4 @@
+import type { HttpBindings } from '@hono/node-server';
 import type { Context, Hono } from 'hono';
 import { DEFAULT_MAX_LIMIT } from '../config/config-schema.js';
 import { answerRead, type ReadDeps } from '../reads/answer-read.js';
@@ -8,6 +9,16 @@ import { allow, authenticate, type ServeContext, type ServeEnv } from './serve-c
 
 /** The mirror's reads, opened on first use; null while there is no mirror yet. */
 export type ReadsOpener = () => Promise<MirrorReads | null>;
+
+/**
+ * Whether the request's client has gone: its Node response closed before it was answered. The web Request's signal
+ * says the same but costs building that Request on every read (and says it only if built before the close), so it is
+ * the fallback where no Node response is bound (a test's `app.request`).
+ */
+function goneOf(c: Context<ServeEnv>): () => boolean {
+  const out = (c.env as Partial<HttpBindings> | undefined)?.outgoing;
+  return out ? () => out.destroyed && !out.writableFinished : () => c.req.raw.signal.aborted;
+}
 
 /** Answers one upstream read (scope `read`) from the mirror, as the upstream answers it. */
 async function takeRead(c: Context<ServeEnv>, ctx: ServeContext, reads: ReadsOpener, id: string | null) {
@@ -32,7 +43,7 @@ async function takeRead(c: Context<ServeEnv>, ctx: ServeContext, reads: ReadsOpe
     id,
     query: q < 0 ? '' : url.slice(q + 1),
     ifNoneMatch: c.req.header('if-none-match'),
-    signal: c.req.raw.signal,
+    gone: goneOf(c),
   });
   return new Response(a.body, { status: a.status, headers: { 'cache-control': 'no-cache', ...a.headers } });
 }

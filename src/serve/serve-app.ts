@@ -66,15 +66,14 @@ export function serveApp(ctx: ServeContext, opts: ServeAppOptions): Hono<ServeEn
       }),
     );
   }
-  app.use(
-    '*',
-    bodyLimit({
-      maxSize: opts.maxRequestBytes,
-      onError: () => {
-        throw new ServeProblem(413, 'US_VALIDATION', `the request body is over ${opts.maxRequestBytes} bytes`);
-      },
-    }),
-  );
+  const limit = bodyLimit({
+    maxSize: opts.maxRequestBytes,
+    onError: () => {
+      throw new ServeProblem(413, 'US_VALIDATION', `the request body is over ${opts.maxRequestBytes} bytes`);
+    },
+  });
+  // A GET or HEAD has no body to limit: skipping them spares each read the web Request the limit would build.
+  app.use('*', (c, next) => (c.req.method === 'GET' || c.req.method === 'HEAD' ? next() : limit(c, next)));
   // The description and its page need no token: they say nothing of the tenants.
   app.get('/v1/openapi.json', (c) => c.json(serveOpenApi()));
   mountDocs(app);

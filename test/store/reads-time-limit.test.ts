@@ -52,9 +52,9 @@ describe('a read statement past api.queryTimeoutMs', () => {
   it('is stopped by PostgreSQL itself (statement_timeout), as US_TIMEOUT', async () => {
     const url = await testDatabase();
     await (await openMirror(url)).store.close();
-    const conn = await dialectFor(url).openReads({ timeoutMs: 1, connections: 1 });
+    const conn = await dialectFor(url).openReads({ timeoutMs: 100, connections: 1 });
     onTestFinished(() => conn.close());
-    const err = await sql`select pg_sleep(0.5)`.execute(conn.db).catch((e: unknown) => e);
+    const err = await sql`select pg_sleep(2)`.execute(conn.db).catch((e: unknown) => e);
     expect(conn.failure(err)).toMatchObject({ code: 'US_TIMEOUT' });
   });
 

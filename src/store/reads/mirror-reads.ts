@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import { CompiledQuery, type Kysely, sql } from 'kysely';
 import { UnderstudyError } from '../../errors.js';
 import { PUBLISHED, type Variant } from '../../sync/store-port.js';
 import type { CollectionSlug } from '../../vocabulary/collections.js';
@@ -39,9 +39,12 @@ export interface MirrorReads {
     targets: readonly string[],
     limit: number | null,
   ): Promise<ReadonlyMap<string, readonly string[]>>;
-  /** The top-level field names the stored records of `view` have (from a sample of them). */
+  /**
+   * The top-level field names the stored records of `view` have (from a sample of them), kept until the mirror
+   * changes or, where the engine cannot tell, until the copy's last pass or probe (as `copies` last read it) moves.
+   */
   fieldNames(view: ReadView): Promise<ReadonlySet<string>>;
-  /** The copies of a collection the mirror holds, from its sync and watch state. */
+  /** The copies of a collection the mirror holds, from its sync and watch state (kept while the mirror is unchanged). */
   copies(tenant: string, collection: CollectionSlug): Promise<CollectionCopies>;
   close(): Promise<void>;
 }
@@ -49,6 +52,8 @@ export interface MirrorReads {
 type Loose = Kysely<Record<string, Record<string, unknown>>>;
 const ALL_ROWS = 9_007_199_254_740_991;
 const SAMPLE = 200;
+/** `byKeys` keeps its compiled statement for lookups of up to this many keys. */
+const KEPT_KEY_COUNTS = 32;
 
 /** The table of a view and the conditions that scope it to the view's live rows. */
 function source(view: ReadView): { table: Sql; scope: Sql } {
@@ -64,11 +69,19 @@ function source(view: ReadView): { table: Sql; scope: Sql } {
   };
 }
 
+const copyKey = (tenant: string, collection: string) => `${tenant}\u0000${collection}`;
+
 /** `MirrorReads` over a reads connection of either engine. */
 class SqlMirrorReads implements MirrorReads {
   private readonly db: Loose;
   private readonly guard: Sql;
   private readonly pointing: PointingAt;
+  /** Answers kept while their mark holds: copies by collection, field names by copy. */
+  private readonly kept = new Map<string, { mark: string; value: Promise<unknown> }>();
+  /** `byKeys`'s statements, by copy and count of keys. */
+  private readonly compiled = new Map<string, CompiledQuery>();
+  /** The copies last read of each collection: what field names are kept against where the engine has no mark. */
+  private readonly lastCopies = new Map<string, CollectionCopies>();
 
   constructor(private readonly conn: ReadsConnection) {
     this.db = conn.db as unknown as Loose;
@@ -76,9 +89,9 @@ class SqlMirrorReads implements MirrorReads {
     this.pointing = new PointingAt(conn, (q) => this.run(q));
   }
 
-  private async run<R>(q: Sql): Promise<R[]> {
+  private async run<R>(q: Sql | CompiledQuery): Promise<R[]> {
     try {
-      return (await q.execute(this.db)).rows as R[];
+      return ('sql' in q ? await this.db.executeQuery<R>(q) : await q.execute(this.db)).rows as R[];
     } catch (err) {
       const e = this.conn.failure(err);
       if (e instanceof UnderstudyError) throw e;
@@ -102,13 +115,27 @@ class SqlMirrorReads implements MirrorReads {
 
   async byKeys(view: ReadView, ids: readonly string[]): Promise<ReadonlyMap<string, string>> {
     const out = new Map<string, string>();
-    const { table, scope } = source(view);
     for (let i = 0; i < ids.length; i += 500) {
       const chunk = ids.slice(i, i + 500);
-      const q = sql`select ${sql.ref(`${ROW}.id`)} as id, ${sql.ref(`${ROW}.doc`)} as doc from ${table} where ${scope} and ${sql.ref(`${ROW}.id`)} in (${sql.join(chunk)})`;
-      for (const x of await this.run<{ id: unknown; doc: string }>(q)) out.set(String(x.id), x.doc);
+      for (const x of await this.run<{ id: unknown; doc: string }>(this.byKeysStatement(view, chunk)))
+        out.set(String(x.id), x.doc);
     }
     return out;
+  }
+
+  /**
+   * The statement of `byKeys` for these keys. Most reads look up one to a few keys of a copy, so the SQL of a copy
+   * and a count of keys is compiled once (a by-id read then costs the engine's statement, not Kysely's compiling).
+   */
+  private byKeysStatement(view: ReadView, keys: readonly string[]): CompiledQuery {
+    const name = `${copyKey(view.tenant, view.collection)}\u0000${view.variant}\u0000${keys.length}`;
+    const known = keys.length <= KEPT_KEY_COUNTS ? this.compiled.get(name) : undefined;
+    if (known) return CompiledQuery.raw(known.sql, [...known.parameters.slice(0, -keys.length), ...keys]);
+    const { table, scope } = source(view);
+    const q = sql`select ${sql.ref(`${ROW}.id`)} as id, ${sql.ref(`${ROW}.doc`)} as doc from ${table} where ${scope} and ${sql.ref(`${ROW}.id`)} in (${sql.join(keys)})`;
+    const compiled = q.compile(this.db);
+    if (keys.length <= KEPT_KEY_COUNTS) this.compiled.set(name, compiled);
+    return compiled;
   }
 
   pointingAt(
@@ -121,23 +148,49 @@ class SqlMirrorReads implements MirrorReads {
     return this.pointing.lookup(tenant, from, field, targets, limit);
   }
 
-  async fieldNames(view: ReadView): Promise<ReadonlySet<string>> {
-    const { table, scope } = source(view);
-    const sample = sql`select ${sql.ref(`${ROW}.doc`)} as doc from ${table} where ${scope} limit ${SAMPLE}`;
-    return new Set((await this.run<{ k: string }>(this.conn.json.keysOf(sample))).map((x) => x.k));
+  /** `load()`'s answer, kept under `key` while `mark` is the same (a failure is not kept). */
+  private keep<T>(key: string, mark: string, load: () => Promise<T>): Promise<T> {
+    const held = this.kept.get(key);
+    if (held?.mark === mark) return held.value as Promise<T>;
+    const value = load();
+    this.kept.set(key, { mark, value });
+    value.catch(() => {
+      if (this.kept.get(key)?.value === value) this.kept.delete(key);
+    });
+    return value;
+  }
+
+  fieldNames(view: ReadView): Promise<ReadonlySet<string>> {
+    const copies = this.lastCopies.get(copyKey(view.tenant, view.collection));
+    const mark = this.conn.changeMark
+      ? String(this.conn.changeMark())
+      : `${copies?.variants.get(view.variant) ?? ''}|${copies?.probedAt ?? ''}`;
+    return this.keep(`fields\u0000${copyKey(view.tenant, view.collection)}\u0000${view.variant}`, mark, async () => {
+      const { table, scope } = source(view);
+      const sample = sql`select ${sql.ref(`${ROW}.doc`)} as doc from ${table} where ${scope} limit ${SAMPLE}`;
+      return new Set((await this.run<{ k: string }>(this.conn.json.keysOf(sample))).map((x) => x.k));
+    });
   }
 
   async copies(tenant: string, collection: CollectionSlug): Promise<CollectionCopies> {
-    // One statement (one round trip to a server): each variant's last success, then watch's row as variant ''.
-    const rows = await this.run<{ variant: string; at: string | null }>(
-      sql`select variant, last_success_at as at from sync_state where tenant = ${tenant} and collection = ${collection}
-        union all select '' as variant, last_fresh_at as at from watch_state where tenant = ${tenant} and collection = ${collection}`,
-    );
-    const watch = rows.find((x) => x.variant === '');
-    return {
-      variants: new Map(rows.filter((x) => x.variant !== '').map((x) => [x.variant, x.at])),
-      probedAt: watch?.at ?? null,
+    const key = copyKey(tenant, collection);
+    const read = async (): Promise<CollectionCopies> => {
+      // One statement (one round trip to a server): each variant's last success, then watch's row as variant ''.
+      const rows = await this.run<{ variant: string; at: string | null }>(
+        sql`select variant, last_success_at as at from sync_state where tenant = ${tenant} and collection = ${collection}
+          union all select '' as variant, last_fresh_at as at from watch_state where tenant = ${tenant} and collection = ${collection}`,
+      );
+      const watch = rows.find((x) => x.variant === '');
+      return {
+        variants: new Map(rows.filter((x) => x.variant !== '').map((x) => [x.variant, x.at])),
+        probedAt: watch?.at ?? null,
+      };
     };
+    const copies = await (this.conn.changeMark
+      ? this.keep(`copies\u0000${key}`, String(this.conn.changeMark()), read)
+      : read());
+    this.lastCopies.set(key, copies);
+    return copies;
   }
 
   close(): Promise<void> {

@@ -11,4 +11,9 @@ export interface ReadsConnection extends MirrorConnection {
   readonly guard: Sql | null;
   /** Turns a failure of a statement into `US_TIMEOUT` when it ran past its limit; other failures as they are. */
   failure(err: unknown): unknown;
+  /**
+   * A number that changes whenever the mirror may have changed (SQLite's `data_version`: any other connection's
+   * commit), asked without a statement's cost; absent where the engine has none such (PostgreSQL).
+   */
+  readonly changeMark?: () => number;
 }

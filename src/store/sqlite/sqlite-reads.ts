@@ -55,7 +55,9 @@ function timedStatements(raw: BetterSqlite3.Database, timeoutMs: number): Sqlite
 export function openSqliteReads(path: string, timeoutMs: number): ReadsConnection {
   const raw = openReadOnlyDatabase(path);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: timedStatements(raw, timeoutMs) }) });
+  const dataVersion = raw.prepare('pragma data_version').pluck();
   return {
+    changeMark: () => Number(dataVersion.get()),
     ...sqliteConnection({ db, raw }),
     json: sqliteJson,
     guard: sql`understudy_in_time()`,
