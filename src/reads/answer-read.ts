@@ -10,7 +10,15 @@ import type { JsonObject } from '../vocabulary/ids.js';
 import { type ReadAnswer, readProblem } from './read-answer.js';
 import { computedFields, copyFor, type ReadWants } from './read-copy.js';
 import { freshnessHeaders, notModified } from './read-headers.js';
-import { filterOf, sortOf, WHERE_MAX_CONDITIONS, WHERE_MAX_DEPTH, whereConditions, whereDepth } from './read-query.js';
+import {
+  filterOf,
+  type RelatedFields,
+  sortOf,
+  WHERE_MAX_CONDITIONS,
+  WHERE_MAX_DEPTH,
+  whereConditions,
+  whereDepth,
+} from './read-query.js';
 import { parseDoc, type ShapeCtx, shapeDocs, stopIfGone } from './shape-docs.js';
 
 /** One read of the upstream's shape: a list (`id` null) or one record (media: by filename). */
@@ -124,10 +132,19 @@ async function oneBody(ctx: ShapeCtx, view: ReadView, id: string): Promise<JsonO
   return doc as JsonObject;
 }
 
+/** The fields a `where` or `sort` on `view` may name: those its records hold, the key and the computed ones. */
+const knownFields = async (deps: ReadDeps, view: ReadView): Promise<ReadonlySet<string>> =>
+  new Set([...(await deps.reads.fieldNames(view)), 'id', ...computedFields(view.collection)]);
+
 async function listBody(deps: ReadDeps, ctx: ShapeCtx, view: ReadView, params: SimParams): Promise<JsonObject> {
   const c = view.collection;
-  const known = new Set([...(await deps.reads.fieldNames(view)), 'id', ...computedFields(c)]);
-  const filter = params.where && Object.keys(params.where).length > 0 ? filterOf(params.where, c, known) : null;
+  const known = await knownFields(deps, view);
+  const related = async (to: CollectionSlug): Promise<RelatedFields> => {
+    const v = await ctx.viewOf(to);
+    return { view: v, known: v ? await knownFields(deps, v) : null };
+  };
+  const filter =
+    params.where && Object.keys(params.where).length > 0 ? await filterOf(params.where, c, { known, related }) : null;
   const sort = sortOf(params.sort ?? DEFAULT_SORT, known);
   const w = pageWindow(params.limit, params.page);
   stopIfGone(ctx.gone);

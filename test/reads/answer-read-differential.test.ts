@@ -169,6 +169,8 @@ describe.each([
       'never published',
       'page past the end',
       'bad parameter',
+      'through a relationship',
+      'two relationships deep',
     ])
       expect(tags).toContain(t);
     const differs: string[] = [];

@@ -184,6 +184,7 @@ export function generateReads(data: SimRecords, seed: number): GenRead[] {
     }
     add(t, c, 'no-such-record', {}, ['by id', 'missing']);
   }
+  for (const t of tenants) relationshipReads(data, t, r, add);
   const t0 = tenants[0] as string;
   for (const q of [
     'where[title]=x',
@@ -196,8 +197,69 @@ export function generateReads(data: SimRecords, seed: number): GenRead[] {
     'depth=x',
     'limit=abc',
     'where[or][0][nosuchfield][like]=x',
+    'where[image.nosuchfield][equals]=x',
     'where=abc',
   ])
     out.push({ tenant: t0, collection: 'series', id: null, query: q, tags: ['bad parameter'] });
   return out;
+}
+
+/** Relationship fields a `where` reaches through (`event.title`), with a text field of the related record. */
+const THROUGH: readonly [from: CollectionSlug, field: string, to: CollectionSlug, sub: string][] = [
+  ['event-instances', 'event', 'events', 'title'],
+  ['events', 'venue', 'venues', 'title'],
+  ['events', 'series', 'series', 'title'],
+  ['posts', 'blog', 'blogs', 'title'],
+];
+
+/** Reads whose `where` goes through a relationship to the related record, one and two levels deep. */
+function relationshipReads(
+  data: SimRecords,
+  t: string,
+  r: ReturnType<typeof prng>,
+  add: (tenant: string, c: string, id: null, q: Record<string, unknown>, tags: string[]) => void,
+): void {
+  const ids = (v: unknown): unknown[] => (Array.isArray(v) ? v : [v]);
+  const related = (c: CollectionSlug, field: string, to: CollectionSlug) => {
+    const byId = new Map((data[t]?.[to]?.pub ?? []).map((d) => [d.id, d]));
+    const from = (data[t]?.[c]?.pub ?? []).filter((d) => ids(d[field]).some((id) => byId.has(id)));
+    const d = from.length ? r.pick(from) : undefined;
+    return d
+      ? (ids(d[field])
+          .map((id) => byId.get(id))
+          .find(Boolean) as Doc)
+      : undefined;
+  };
+  for (const [c, field, to, sub] of THROUGH) {
+    const value = related(c, field, to)?.[sub];
+    if (typeof value !== 'string' || !value) continue;
+    const word = value.split(/\s+/)[0] as string;
+    const tags = ['through a relationship', `collection:${c}`];
+    add(t, c, null, { where: { [`${field}.${sub}`]: { equals: value } }, depth: '0', sort: 'id' }, tags);
+    add(t, c, null, { where: { [field]: { [sub]: { like: word } } }, depth: '1', limit: '5' }, [
+      ...tags,
+      'nested path',
+    ]);
+    add(
+      t,
+      c,
+      null,
+      { where: { [`${field}.${sub}`]: { not_equals: value } }, depth: '0', sort: '-id', limit: '5' },
+      tags,
+    );
+    add(
+      t,
+      c,
+      null,
+      { where: { or: [{ [`${field}.${sub}`]: { in: [value, 'nothing'] } }, { id: { equals: 'x' } }] }, depth: '0' },
+      tags,
+    );
+    add(t, c, null, { where: { [`${field}.id`]: { exists: 'true' } }, depth: '0', limit: '3' }, tags);
+    add(t, c, null, { where: { [`${field}.${sub}`]: { like: word } }, draft: 'true', depth: '0' }, [...tags, 'draft']);
+  }
+  const venue = related('events', 'venue', 'venues')?.title;
+  if (typeof venue === 'string' && venue) {
+    const q = { where: { 'event.venue.title': { like: venue.split(/\s+/)[0] } }, depth: '0', sort: 'id', limit: '10' };
+    add(t, 'event-instances', null, q, ['through a relationship', 'two relationships deep']);
+  }
 }

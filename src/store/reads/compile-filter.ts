@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { JsonValue } from '../../vocabulary/ids.js';
 import type { CmpOp, JsonSql, Sql, ValueSql } from './json-sql.js';
+import { readSource } from './read-source.js';
 import { type Filter, type FilterOp, listOperand, type ReadView } from './read-spec.js';
 import { type TypedField, typedField } from './typed-fields.js';
 
@@ -147,6 +148,7 @@ function keyOp(c: Sql, op: FilterOp, raw: JsonValue, json: JsonSql): Sql {
     instantIs: () => FALSE,
     notInstant: TRUE,
     holds: (needle) => json.holds(c, needle),
+    textIn: (sub) => sql`${c} in (${sub})`,
   };
   return opSql(op, raw, (pred) => pred(key));
 }
@@ -156,6 +158,7 @@ function keyOp(c: Sql, op: FilterOp, raw: JsonValue, json: JsonSql): Sql {
  * JSON would (indexes then serve), the record's JSON otherwise.
  */
 export function compileFilter(f: Filter, view: ReadView, row: string, json: JsonSql): Sql {
+  if (f.kind === 'rel') return relatedFilter(f, view, row, json);
   if (f.kind !== 'cond') {
     const parts = f.parts.map((p) => compileFilter(p, view, row, json));
     return f.kind === 'and' ? all(parts) : any(parts);
@@ -166,4 +169,19 @@ export function compileFilter(f: Filter, view: ReadView, row: string, json: Json
   if (col?.kind === 'key') return keyOp(col.column, f.op, f.operand, json);
   const fast = col ? fastOp(col, f.op, f.operand, json) : null;
   return fast ?? opSql(f.op, f.operand, (pred) => json.someValue(row, f.path, view.locale, pred));
+}
+
+/**
+ * A condition through a relationship (`event.title`): some id the field holds (a list's items each) names a live
+ * record of the related copy that passes the inner condition, as the upstream's join reads it; none when the mirror
+ * holds no copy of the related collection.
+ */
+function relatedFilter(f: Extract<Filter, { kind: 'rel' }>, view: ReadView, row: string, json: JsonSql): Sql {
+  if (!f.view) return FALSE;
+  const alias = `${row}_r`;
+  const { table, scope } = readSource(f.view, alias);
+  const sub = sql`select ${sql.ref(`${alias}.id`)} from ${table} where ${scope} and ${compileFilter(f.inner, f.view, alias, json)}`;
+  const col = typedField(view, row, f.field);
+  if (col?.kind === 'text') return sql`${col.column} in (${sub})`;
+  return json.someValue(row, [f.field], view.locale, (v) => v.textIn(sub));
 }

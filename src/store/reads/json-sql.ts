@@ -22,6 +22,8 @@ export interface ValueSql {
   readonly notInstant: Sql;
   /** A string value holding `needle`, both lower-cased alike. */
   holds(needle: string): Sql;
+  /** A string value that is one of the texts the one-column subquery `sub` gives. */
+  textIn(sub: Sql): Sql;
 }
 
 /** The JSON functions of one engine that a read needs: the values at a path of a row, and a first value to sort by. */
@@ -93,6 +95,7 @@ function sqliteValue(alias: string): ValueSql {
     instantIs: (op, iso) => sql`(${isString} and ${sqliteInstant(atom)} ${cmp(op)} ${iso})`,
     notInstant: sql`(${isString} and ${sqliteInstant(atom)} is null)`,
     holds: (needle) => sql`(${isString} and instr(lower(${atom}), lower(${needle})) > 0)`,
+    textIn: (sub) => sql`(${isString} and ${atom} in (${sub}))`,
   };
 }
 
@@ -164,6 +167,7 @@ const postgresValue: ValueSql = {
   instantIs: (op, iso) => sql`(${pgInstant(sql`jv.v`)} ${cmp(op)} ${iso}::timestamptz)`,
   notInstant: sql`(${pgIsString} and ${pgInstant(sql`jv.v`)} is null)`,
   holds: (needle) => sql`(${pgIsString} and strpos(lower(${pgText}), lower(${needle}::text)) > 0)`,
+  textIn: (sub) => sql`(${pgIsString} and ${pgText} in (${sub}))`,
 };
 
 export const postgresJson: JsonSql = {

@@ -2,12 +2,12 @@ import { CompiledQuery, type Kysely, sql } from 'kysely';
 import { UnderstudyError } from '../../errors.js';
 import { PUBLISHED, type Variant } from '../../sync/store-port.js';
 import type { CollectionSlug } from '../../vocabulary/collections.js';
-import { collectionTable } from '../db-schema.js';
 import { asDialect, type Dialect } from '../dialect.js';
 import { compileFilter } from './compile-filter.js';
 import { compileOrder } from './compile-order.js';
 import type { Sql } from './json-sql.js';
 import { PointingAt, ROW } from './pointing-at.js';
+import { readSource } from './read-source.js';
 import type { DocRow, ListResult, ListSpec, ReadView } from './read-spec.js';
 import type { ReadsConnection } from './reads-connection.js';
 
@@ -55,19 +55,7 @@ const SAMPLE = 200;
 /** `byKeys` keeps its compiled statement for lookups of up to this many keys. */
 const KEPT_KEY_COUNTS = 32;
 
-/** The table of a view and the conditions that scope it to the view's live rows. */
-function source(view: ReadView): { table: Sql; scope: Sql } {
-  const r = (c: string) => sql.ref(`${ROW}.${c}`);
-  if (view.variant === PUBLISHED)
-    return {
-      table: sql`${sql.table(collectionTable(view.collection))} as ${sql.ref(ROW)}`,
-      scope: sql`${r('tenant')} = ${view.tenant} and ${r('deleted_at')} is null`,
-    };
-  return {
-    table: sql`${sql.table('doc_variants')} as ${sql.ref(ROW)}`,
-    scope: sql`${r('collection')} = ${view.collection} and ${r('tenant')} = ${view.tenant} and ${r('variant')} = ${view.variant} and ${r('deleted_at')} is null`,
-  };
-}
+const source = (view: ReadView) => readSource(view, ROW);
 
 const copyKey = (tenant: string, collection: string) => `${tenant}\u0000${collection}`;
 

@@ -14,7 +14,12 @@ export type FilterOp = WhereOperator;
  */
 export type Filter =
   | { readonly kind: 'and' | 'or'; readonly parts: readonly Filter[] }
-  | { readonly kind: 'cond'; readonly path: readonly string[]; readonly op: FilterOp; readonly operand: JsonValue };
+  | { readonly kind: 'cond'; readonly path: readonly string[]; readonly op: FilterOp; readonly operand: JsonValue }
+  /**
+   * A condition through relationship `field` (`event.title`): some related record it names, as the read sees it in
+   * `view` (null: the mirror holds no copy of it, so none matches), passes `inner`.
+   */
+  | { readonly kind: 'rel'; readonly field: string; readonly view: ReadView | null; readonly inner: Filter };
 
 export interface SortKey {
   readonly path: readonly string[];
