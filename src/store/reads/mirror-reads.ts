@@ -1,6 +1,6 @@
 import { CompiledQuery, type Kysely, sql } from 'kysely';
 import { UnderstudyError } from '../../errors.js';
-import { PUBLISHED, type Variant } from '../../sync/store-port.js';
+import type { Variant } from '../../sync/store-port.js';
 import type { CollectionSlug } from '../../vocabulary/collections.js';
 import { asDialect, type Dialect } from '../dialect.js';
 import { compileFilter } from './compile-filter.js';
