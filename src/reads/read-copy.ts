@@ -1,6 +1,5 @@
 import { JOINS, LOCALIZED, STATIC_JOINS } from '../sim/sim-schema.js';
-import type { CollectionCopies } from '../store/reads/mirror-reads.js';
-import type { ReadView } from '../store/reads/read-spec.js';
+import type { CollectionCopies, ReadView } from '../store/reads/read-spec.js';
 import { PUBLISHED } from '../sync/store-port.js';
 import { type CollectionSlug, VERSIONED } from '../vocabulary/collections.js';
 

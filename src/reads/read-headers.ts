@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { CollectionCopies } from '../store/reads/mirror-reads.js';
+import type { CollectionCopies } from '../store/reads/read-spec.js';
 import type { JsonObject } from '../vocabulary/ids.js';
 
 const later = (a: string | null, b: string | null): string | null =>

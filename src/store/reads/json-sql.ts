@@ -42,6 +42,8 @@ export interface JsonSql {
   items(row: string, field: string): Sql;
   /** ... and the text of each item. */
   readonly itemText: Sql;
+  /** JSON text of the `[key, at]` rows of the one-row-per-pair subquery `pairs` (`[]` for none). */
+  pairsJson(pairs: Sql): Sql;
 }
 
 const ISO_SQL_RE = '^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d(:\\d\\d(\\.\\d+)?)?(Z|[+-]\\d\\d:?\\d\\d)$';
@@ -131,6 +133,7 @@ export const sqliteJson: JsonSql = {
     return sql`json_each(case when json_type(${doc}, ${p}) = 'array' then ${doc} -> ${p} else json_array(${doc} -> ${p}) end) as jt`;
   },
   itemText: sql`jt.atom`,
+  pairsJson: (pairs) => sql`(select json_group_array(json_array(p.k, p.at)) from (${pairs}) as p)`,
 };
 
 // ------------------------------------------------------------------------------------------------ PostgreSQL
@@ -186,4 +189,6 @@ export const postgresJson: JsonSql = {
   keysOf: (docs) => sql`select distinct jsonb_object_keys(s.doc) as k from (${docs}) as s`,
   items: (row, field) => sql`jsonb_path_query(${sql.ref(`${row}.doc`)} -> ${field}::text, 'lax $[*]') as jt(v)`,
   itemText: sql`(jt.v #>> '{}')`,
+  pairsJson: (pairs) =>
+    sql`(select coalesce(json_agg(json_build_array(p.k, p.at)), '[]'::json)::text from (${pairs}) as p)`,
 };

@@ -1,6 +1,5 @@
 import { CompiledQuery, type Kysely, sql } from 'kysely';
 import { UnderstudyError } from '../../errors.js';
-import type { Variant } from '../../sync/store-port.js';
 import type { CollectionSlug } from '../../vocabulary/collections.js';
 import { asDialect, type Dialect } from '../dialect.js';
 import { compileFilter } from './compile-filter.js';
@@ -8,16 +7,8 @@ import { compileOrder } from './compile-order.js';
 import type { Sql } from './json-sql.js';
 import { PointingAt, ROW } from './pointing-at.js';
 import { readSource } from './read-source.js';
-import type { DocRow, ListResult, ListSpec, ReadView } from './read-spec.js';
+import type { CollectionCopies, DocRow, ListResult, ListSpec, ReadView } from './read-spec.js';
 import type { ReadsConnection } from './reads-connection.js';
-
-/** What the mirror holds of one tenant's collection: each copy's last success, and the last good watch probe. */
-export interface CollectionCopies {
-  /** Each variant with a sync state, and when its last pass succeeded (null: never). */
-  readonly variants: ReadonlyMap<Variant, string | null>;
-  /** When a watch probe of the collection last succeeded; null when none did. */
-  readonly probedAt: string | null;
-}
 
 /**
  * The mirror as the upstream's reads need it (`serve`): every statement read-only, built with Kysely over both
@@ -28,6 +19,11 @@ export interface MirrorReads {
   list(spec: ListSpec): Promise<ListResult>;
   /** The live rows of `view` with these keys, by key (a key without one is absent). */
   byKeys(view: ReadView, ids: readonly string[]): Promise<ReadonlyMap<string, string>>;
+  /**
+   * The live row of `view` with this key (null: none), and the copies of its collection as the same statement saw
+   * them (null when it cannot tell: no row, on an engine that reads them in the statement).
+   */
+  byKey(view: ReadView, id: string): Promise<{ doc: string | null; copies: CollectionCopies | null }>;
   /**
    * Keys of the live published `from` records whose top-level `field` holds each target, newest created first
    * (ties by key), at most `limit` of them per target when given.
@@ -46,6 +42,12 @@ export interface MirrorReads {
   fieldNames(view: ReadView): Promise<ReadonlySet<string>>;
   /** The copies of a collection the mirror holds, from its sync and watch state (kept while the mirror is unchanged). */
   copies(tenant: string, collection: CollectionSlug): Promise<CollectionCopies>;
+  /**
+   * The copies a read last saw of a collection where the engine cannot tell, without a statement, whether they still
+   * hold (PostgreSQL): a guess that a read confirms with `withCopies` or `byKey` in its own statement. Null before
+   * the first read, and on an engine whose `copies` is exact without a statement (SQLite).
+   */
+  seenCopies(tenant: string, collection: CollectionSlug): CollectionCopies | null;
   close(): Promise<void>;
 }
 
@@ -58,6 +60,16 @@ const KEPT_KEY_COUNTS = 32;
 const source = (view: ReadView) => readSource(view, ROW);
 
 const copyKey = (tenant: string, collection: string) => `${tenant}\u0000${collection}`;
+
+/** The copies of a collection as `[k, at]` rows: each variant's last success, then watch's last probe as `''`. */
+const copyPairs = (tenant: string, collection: string): Sql =>
+  sql`select variant as k, last_success_at as at from sync_state where tenant = ${tenant} and collection = ${collection}
+    union all select '' as k, last_fresh_at as at from watch_state where tenant = ${tenant} and collection = ${collection}`;
+
+const copiesOf = (pairs: readonly (readonly [string, string | null])[]): CollectionCopies => ({
+  variants: new Map(pairs.filter(([k]) => k !== '')),
+  probedAt: pairs.find(([k]) => k === '')?.[1] ?? null,
+});
 
 /** `MirrorReads` over a reads connection of either engine. */
 class SqlMirrorReads implements MirrorReads {
@@ -87,17 +99,37 @@ class SqlMirrorReads implements MirrorReads {
     }
   }
 
+  /**
+   * Where the engine keeps no exact copies (no change mark), a statement reads them as one more column (`copies`);
+   * elsewhere that column is left out and `copies` answers from what is kept.
+   */
+  private folded(view: ReadView, wanted: boolean | undefined): Sql {
+    return wanted && !this.conn.changeMark
+      ? sql`, ${this.conn.json.pairsJson(copyPairs(view.tenant, view.collection))} as copies`
+      : sql``;
+  }
+
+  /** The copies a statement of `view` saw: its `copies` column, or what is kept (exact) where it has none. */
+  private async sawCopies(view: ReadView, column: string | undefined): Promise<CollectionCopies | null> {
+    if (this.conn.changeMark) return this.copies(view.tenant, view.collection);
+    if (column === undefined) return null;
+    const copies = copiesOf(JSON.parse(column) as [string, string | null][]);
+    this.lastCopies.set(copyKey(view.tenant, view.collection), copies);
+    return copies;
+  }
+
   async list(spec: ListSpec): Promise<ListResult> {
     const { table, scope } = source(spec.view);
     const where = spec.filter ? sql` and ${compileFilter(spec.filter, spec.view, ROW, this.conn.json)}` : sql``;
     const total = spec.count ? sql`, count(*) over () as total` : sql``;
     const order = compileOrder(spec.sort, spec.view, ROW, this.conn.json);
-    const q = sql`select ${sql.ref(`${ROW}.id`)} as id, ${sql.ref(`${ROW}.doc`)} as doc${total} from ${table} where ${scope}${this.guard}${where} order by ${order} limit ${spec.limit ?? ALL_ROWS} offset ${spec.offset}`;
-    const rows = await this.run<{ id: unknown; doc: string; total?: number | string }>(q);
+    const q = sql`select ${sql.ref(`${ROW}.id`)} as id, ${sql.ref(`${ROW}.doc`)} as doc${total}${this.folded(spec.view, spec.withCopies)} from ${table} where ${scope}${this.guard}${where} order by ${order} limit ${spec.limit ?? ALL_ROWS} offset ${spec.offset}`;
+    const rows = await this.run<{ id: unknown; doc: string; total?: number | string; copies?: string }>(q);
     const first = rows[0];
     return {
       rows: rows.map((x): DocRow => ({ id: String(x.id), doc: x.doc })),
       total: spec.count && first ? Number(first.total) : null,
+      copies: spec.withCopies ? await this.sawCopies(spec.view, first?.copies) : null,
     };
   }
 
@@ -105,22 +137,27 @@ class SqlMirrorReads implements MirrorReads {
     const out = new Map<string, string>();
     for (let i = 0; i < ids.length; i += 500) {
       const chunk = ids.slice(i, i + 500);
-      for (const x of await this.run<{ id: unknown; doc: string }>(this.byKeysStatement(view, chunk)))
+      for (const x of await this.run<{ id: unknown; doc: string }>(this.byKeysStatement(view, chunk, false)))
         out.set(String(x.id), x.doc);
     }
     return out;
+  }
+
+  async byKey(view: ReadView, id: string): Promise<{ doc: string | null; copies: CollectionCopies | null }> {
+    const [row] = await this.run<{ doc: string; copies?: string }>(this.byKeysStatement(view, [id], true));
+    return { doc: row?.doc ?? null, copies: await this.sawCopies(view, row?.copies) };
   }
 
   /**
    * The statement of `byKeys` for these keys. Most reads look up one to a few keys of a copy, so the SQL of a copy
    * and a count of keys is compiled once (a by-id read then costs the engine's statement, not Kysely's compiling).
    */
-  private byKeysStatement(view: ReadView, keys: readonly string[]): CompiledQuery {
-    const name = `${copyKey(view.tenant, view.collection)}\u0000${view.variant}\u0000${keys.length}`;
+  private byKeysStatement(view: ReadView, keys: readonly string[], withCopies: boolean): CompiledQuery {
+    const name = `${copyKey(view.tenant, view.collection)}\u0000${view.variant}\u0000${keys.length}\u0000${withCopies}`;
     const known = keys.length <= KEPT_KEY_COUNTS ? this.compiled.get(name) : undefined;
     if (known) return CompiledQuery.raw(known.sql, [...known.parameters.slice(0, -keys.length), ...keys]);
     const { table, scope } = source(view);
-    const q = sql`select ${sql.ref(`${ROW}.id`)} as id, ${sql.ref(`${ROW}.doc`)} as doc from ${table} where ${scope} and ${sql.ref(`${ROW}.id`)} in (${sql.join(keys)})`;
+    const q = sql`select ${sql.ref(`${ROW}.id`)} as id, ${sql.ref(`${ROW}.doc`)} as doc${this.folded(view, withCopies)} from ${table} where ${scope} and ${sql.ref(`${ROW}.id`)} in (${sql.join(keys)})`;
     const compiled = q.compile(this.db);
     if (keys.length <= KEPT_KEY_COUNTS) this.compiled.set(name, compiled);
     return compiled;
@@ -162,23 +199,20 @@ class SqlMirrorReads implements MirrorReads {
 
   async copies(tenant: string, collection: CollectionSlug): Promise<CollectionCopies> {
     const key = copyKey(tenant, collection);
-    const read = async (): Promise<CollectionCopies> => {
-      // One statement (one round trip to a server): each variant's last success, then watch's row as variant ''.
-      const rows = await this.run<{ variant: string; at: string | null }>(
-        sql`select variant, last_success_at as at from sync_state where tenant = ${tenant} and collection = ${collection}
-          union all select '' as variant, last_fresh_at as at from watch_state where tenant = ${tenant} and collection = ${collection}`,
+    // One statement (one round trip to a server).
+    const read = async (): Promise<CollectionCopies> =>
+      copiesOf(
+        (await this.run<{ k: string; at: string | null }>(copyPairs(tenant, collection))).map((x) => [x.k, x.at]),
       );
-      const watch = rows.find((x) => x.variant === '');
-      return {
-        variants: new Map(rows.filter((x) => x.variant !== '').map((x) => [x.variant, x.at])),
-        probedAt: watch?.at ?? null,
-      };
-    };
     const copies = await (this.conn.changeMark
       ? this.keep(`copies\u0000${key}`, String(this.conn.changeMark()), read)
       : read());
     this.lastCopies.set(key, copies);
     return copies;
+  }
+
+  seenCopies(tenant: string, collection: CollectionSlug): CollectionCopies | null {
+    return this.conn.changeMark ? null : (this.lastCopies.get(copyKey(tenant, collection)) ?? null);
   }
 
   close(): Promise<void> {

@@ -58,6 +58,8 @@ export interface ListSpec {
   readonly limit: number | null;
   /** Whether to count every match (the envelope's `totalDocs`). */
   readonly count: boolean;
+  /** Also tell the copies of the collection as this statement sees them (`ListResult.copies`). */
+  readonly withCopies?: boolean;
 }
 
 /** A row as stored: the record's key and its JSON text. */
@@ -70,6 +72,16 @@ export interface ListResult {
   readonly rows: readonly DocRow[];
   /** Every match, when counted and at least one row came back; else null. */
   readonly total: number | null;
+  /** The copies of the view's collection as the statement saw them (`withCopies`), or null when it cannot tell. */
+  readonly copies: CollectionCopies | null;
+}
+
+/** What the mirror holds of one tenant's collection: each copy's last success, and the last good watch probe. */
+export interface CollectionCopies {
+  /** Each variant with a sync state, and when its last pass succeeded (null: never). */
+  readonly variants: ReadonlyMap<Variant, string | null>;
+  /** When a watch probe of the collection last succeeded; null when none did. */
+  readonly probedAt: string | null;
 }
 
 /** `in`'s list: an array, an object's values (as qs may give), or a comma list. */
