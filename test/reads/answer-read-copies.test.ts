@@ -1,13 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { answerRead, type ReadRequest } from '../../src/reads/answer-read.js';
 import { openMirror } from '../../src/store/open-mirror.js';
 import { openMirrorReads } from '../../src/store/reads/mirror-reads.js';
 import { BLANK_SYNC_STATE, PUBLISHED } from '../../src/sync/store-port.js';
 import { tenantSlug } from '../../src/vocabulary/ids.js';
-import { testDatabase } from '../helpers/postgres.js';
+import { ENGINES } from '../helpers/engines.js';
 
 // A read starts from the copies it last saw where the engine cannot keep them exactly (PostgreSQL) and confirms them
 // in its own statement; on SQLite they are kept while data_version holds. Either way, a sync committed by another
@@ -17,16 +14,7 @@ const T = tenantSlug('acme');
 const at = (d: number) => `2026-01-0${d}T00:00:00.000Z`;
 const page = (i: number) => ({ id: `ev-${i}`, createdAt: at(1), updatedAt: at(i), title: `Page ${i}` });
 const passed = (d: number) => ({ ...BLANK_SYNC_STATE, lastSuccessAt: at(d) });
-const sqlitePath = () => {
-  const dir = mkdtempSync(join(tmpdir(), 'understudy-'));
-  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-  return join(dir, 'mirror.db');
-};
-
-describe.each([
-  ['SQLite', sqlitePath],
-  ['PostgreSQL', testDatabase],
-])('reads between syncs (%s)', (_engine, database) => {
+describe.each(ENGINES)('reads between syncs (%s)', (_engine, database) => {
   it('see each pass, its records and a copy that appeared, at once', async () => {
     const db = await database();
     const { store } = await openMirror(db);

@@ -1,12 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { openMirror } from '../../src/store/open-mirror.js';
 import { openMirrorReads } from '../../src/store/reads/mirror-reads.js';
 import { BLANK_SYNC_STATE, PUBLISHED } from '../../src/sync/store-port.js';
 import { tenantSlug } from '../../src/vocabulary/ids.js';
-import { testDatabase } from '../helpers/postgres.js';
+import { ENGINES } from '../helpers/engines.js';
 
 // serve keeps a collection's copies and field names between reads: a sync committed by another process (another
 // connection) must show in the next read, on either engine.
@@ -28,16 +25,7 @@ const doc = (i: number, extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
-const sqlitePath = () => {
-  const dir = mkdtempSync(join(tmpdir(), 'understudy-'));
-  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-  return join(dir, 'mirror.db');
-};
-
-describe.each([
-  ['SQLite', sqlitePath],
-  ['PostgreSQL', testDatabase],
-])('reads of a mirror another connection syncs (%s)', (_engine, database) => {
+describe.each(ENGINES)('reads of a mirror another connection syncs (%s)', (_engine, database) => {
   it('see the new pass and a new field at once', async () => {
     const db = await database();
     const { store } = await openMirror(db);
