@@ -49,15 +49,27 @@ const upstreamError = (err: SimHttpError): ReadAnswer => ({
   body: stringifyJson(err.body()),
 });
 
-/** The copy of each collection a read needs, asked once per read. */
+/** The copies of each collection a read needs, asked once per read; `expect` asks for several in one go. */
 function copiesOf(deps: ReadDeps, tenant: string) {
   const seen = new Map<CollectionSlug, Promise<CollectionCopies>>();
-  return (c: CollectionSlug): Promise<CollectionCopies> => {
-    const known = seen.get(c);
-    if (known) return known;
-    const p = deps.reads.copies(tenant, c);
-    seen.set(c, p);
-    return p;
+  return {
+    of(c: CollectionSlug): Promise<CollectionCopies> {
+      const known = seen.get(c);
+      if (known) return known;
+      const p = deps.reads.copies(tenant, c);
+      seen.set(c, p);
+      return p;
+    },
+    expect(cs: readonly CollectionSlug[]): void {
+      const unknown = [...new Set(cs)].filter((c) => !seen.has(c));
+      if (unknown.length < 2) return;
+      const all = deps.reads.copiesOfMany(tenant, unknown);
+      for (const c of unknown) {
+        const p = all.then((m) => m.get(c) as CollectionCopies);
+        p.catch(() => undefined); // a failure reaches whoever asks for this copy; none asked is nobody's
+        seen.set(c, p);
+      }
+    },
   };
 }
 
@@ -140,9 +152,10 @@ async function answerFrom(
     params,
     gone: req.gone ?? (() => false),
     viewOf: async (to) => {
-      const got = copyFor(req.tenant, to, wants, to === c ? copies : await copiesFor(to));
+      const got = copyFor(req.tenant, to, wants, to === c ? copies : await copiesFor.of(to));
       return 'view' in got ? got.view : null;
     },
+    expectViews: (cs) => copiesFor.expect(cs.filter((x) => x !== c)),
   };
   let shaped: { body: JsonObject; saw: CollectionCopies | null };
   try {

@@ -18,6 +18,8 @@ export interface ShapeCtx {
   readonly gone: () => boolean;
   /** The copy a populated record of `c` is read from, or null when the mirror has none (its id stays). */
   viewOf(c: CollectionSlug): Promise<ReadView | null>;
+  /** Says which collections' copies are about to be asked for, so that they are asked for together. */
+  expectViews(cs: readonly CollectionSlug[]): void;
 }
 
 const DEFAULT_JOIN_LIMIT = 10;
@@ -156,7 +158,14 @@ export async function shapeDocs(
   const lc: LocaleCtx = { locale: params.locale, fallback: params.fallbackLocale };
   const ids = stored.map((s) => String(s.id));
   const docs = stored.map((s) => ownFields(c, s, lc));
-  if (level <= depth) {
+  const populates = level <= depth;
+  const joins = params.joins !== false;
+  if (docs.length > 0)
+    ctx.expectViews([
+      ...(populates ? RELATIONSHIPS[c].map((r) => r.to) : []),
+      ...(joins && level <= Math.min(depth, JOIN_MAX_DEPTH) ? JOINS[c].map((j) => j.from) : []),
+    ]);
+  if (populates) {
     // The populated tenant: the mirror holds its slug only, not the display name the upstream adds.
     for (const d of docs) if (d.tenant === ctx.tenant) d.tenant = { id: ctx.tenant, slug: ctx.tenant };
     await populateRelationships(ctx, c, docs, depth, level);

@@ -42,6 +42,11 @@ export interface MirrorReads {
   fieldNames(view: ReadView): Promise<ReadonlySet<string>>;
   /** The copies of a collection the mirror holds, from its sync and watch state (kept while the mirror is unchanged). */
   copies(tenant: string, collection: CollectionSlug): Promise<CollectionCopies>;
+  /** `copies` of several collections of a tenant at once (one statement where each would be one). */
+  copiesOfMany(
+    tenant: string,
+    collections: readonly CollectionSlug[],
+  ): Promise<ReadonlyMap<CollectionSlug, CollectionCopies>>;
   /**
    * The copies a read last saw of a collection where the engine cannot tell, without a statement, whether they still
    * hold (PostgreSQL): a guess that a read confirms with `withCopies` or `byKey` in its own statement. Null before
@@ -209,6 +214,28 @@ class SqlMirrorReads implements MirrorReads {
       : read());
     this.lastCopies.set(key, copies);
     return copies;
+  }
+
+  async copiesOfMany(
+    tenant: string,
+    collections: readonly CollectionSlug[],
+  ): Promise<ReadonlyMap<CollectionSlug, CollectionCopies>> {
+    const wanted = [...new Set(collections)];
+    if (this.conn.changeMark || wanted.length < 2) {
+      const each = await Promise.all(wanted.map((c) => this.copies(tenant, c)));
+      return new Map(wanted.map((c, i) => [c, each[i] as CollectionCopies]));
+    }
+    const rows = await this.run<{ c: CollectionSlug; k: string; at: string | null }>(
+      sql`select collection as c, variant as k, last_success_at as at from sync_state where tenant = ${tenant} and collection in (${sql.join(wanted)})
+        union all select collection as c, '' as k, last_fresh_at as at from watch_state where tenant = ${tenant} and collection in (${sql.join(wanted)})`,
+    );
+    const out = new Map<CollectionSlug, CollectionCopies>();
+    for (const c of wanted) {
+      const copies = copiesOf(rows.filter((x) => x.c === c).map((x) => [x.k, x.at]));
+      this.lastCopies.set(copyKey(tenant, c), copies);
+      out.set(c, copies);
+    }
+    return out;
   }
 
   seenCopies(tenant: string, collection: CollectionSlug): CollectionCopies | null {
