@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { type CloseStep, closeAll } from '../close-all.js';
+import { type CloseStep, closeAll, closeOnce } from '../close-all.js';
 import { type Config, DEFAULT_QUERY_TIMEOUT_MS } from '../config/config-schema.js';
 import { databasePath } from '../config/database-path.js';
 import { createLogger, type Logger } from '../log.js';
@@ -85,7 +85,6 @@ export interface QueueApp extends CommandApp {
 /** Close steps, run in reverse order of registration; `once` memoizes an opener and registers its closer. */
 function resources(name: string) {
   const steps: CloseStep[] = [];
-  let closing: Promise<void> | null = null;
   return {
     add(step: CloseStep) {
       steps.push(step);
@@ -124,10 +123,7 @@ function resources(name: string) {
         return opened;
       };
     },
-    close(): Promise<void> {
-      closing ??= closeAll([...steps].reverse(), name);
-      return closing;
-    },
+    close: closeOnce(() => closeAll([...steps].reverse(), name)),
   };
 }
 

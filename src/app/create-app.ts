@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { Agent } from 'undici';
-import { type CloseStep, closeAll } from '../close-all.js';
+import { type CloseStep, closeAll, closeOnce } from '../close-all.js';
 import type { Config } from '../config/config-schema.js';
 import { databasePath } from '../config/database-path.js';
 import { type ResolvedTenant, resolveTenants } from '../config/resolve-tenants.js';
@@ -309,15 +309,6 @@ function tenantTable(resolved: readonly ResolvedTenant[], clientFor: (t: Resolve
   };
 }
 
-/** `f` run once; later calls get the first call's promise. */
-const once = (f: () => Promise<void>) => {
-  let p: Promise<void> | null = null;
-  return (): Promise<void> => {
-    p ??= f();
-    return p;
-  };
-};
-
 /** Runs every listener in order, even when one fails; throws the first failure after. */
 async function runListeners(listeners: readonly ((app: App) => void | Promise<void>)[], app: App): Promise<void> {
   let failure: unknown = null;
@@ -358,7 +349,7 @@ async function createProcessApp(config: Config, env: NodeJS.ProcessEnv, deps: Ap
     const tenants = tenantTable(resolved, clientFor);
     const routes = routeCache((slug) => tenants.get(slug)?.client ?? null);
     const listeners: ((app: App) => void | Promise<void>)[] = [];
-    const close = once(closeSteps);
+    const close = closeOnce(closeSteps);
     const app: App = {
       log: deps.log,
       metrics,

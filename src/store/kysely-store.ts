@@ -1,3 +1,4 @@
+import { closeOnce } from '../close-all.js';
 import { describeError, LeaseLostError, UnderstudyError } from '../errors.js';
 import type {
   ChangeKind,
@@ -41,7 +42,7 @@ const storeError = (what: string, err: unknown): UnderstudyError =>
  */
 export class KyselyStore implements Store {
   private readonly rows: RecordRows;
-  private closing: Promise<void> | undefined;
+  private readonly closeEngine = closeOnce(() => this.engine.close());
 
   /** `clock`: what lease expiry and renewal are reckoned by (a test's clock, moved by hand; default the real one). */
   constructor(
@@ -183,7 +184,6 @@ export class KyselyStore implements Store {
   }
 
   close(): Promise<void> {
-    this.closing ??= this.engine.close();
-    return this.closing;
+    return this.closeEngine();
   }
 }
