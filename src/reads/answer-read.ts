@@ -1,7 +1,7 @@
-import { UnderstudyError } from '../errors.js';
+import { hasCode } from '../errors.js';
 import { parseParams, type SimParams } from '../sim/parse-params.js';
 import { pageEnvelope, pageWindow } from '../sim/sim-page-envelope.js';
-import { SimHttpError } from '../sim/sim-query.js';
+import { isSimHttpError, SimHttpError } from '../sim/sim-query.js';
 import type { CollectionCopies, MirrorReads } from '../store/reads/mirror-reads.js';
 import type { ReadView } from '../store/reads/read-spec.js';
 import { type CollectionSlug, isCollectionSlug } from '../vocabulary/collections.js';
@@ -58,8 +58,8 @@ export async function answerRead(deps: ReadDeps, req: ReadRequest): Promise<Read
   try {
     return await answer(deps, req);
   } catch (err) {
-    if (err instanceof SimHttpError) return upstreamError(err);
-    if (err instanceof UnderstudyError && err.code === 'US_TIMEOUT') return readProblem(503, err.code, err.message);
+    if (isSimHttpError(err)) return upstreamError(err);
+    if (hasCode(err, 'US_TIMEOUT')) return readProblem(503, err.code, err.message);
     throw err;
   }
 }

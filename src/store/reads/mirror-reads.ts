@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import { UnderstudyError } from '../../errors.js';
+import { isUnderstudyError, UnderstudyError } from '../../errors.js';
 import { PUBLISHED, type Variant } from '../../sync/store-port.js';
 import type { CollectionSlug } from '../../vocabulary/collections.js';
 import { collectionTable } from '../db-schema.js';
@@ -81,7 +81,7 @@ class SqlMirrorReads implements MirrorReads {
       return (await q.execute(this.db)).rows as R[];
     } catch (err) {
       const e = this.conn.failure(err);
-      if (e instanceof UnderstudyError) throw e;
+      if (isUnderstudyError(e)) throw e;
       throw new UnderstudyError('US_STORE', `store: a read failed: ${(err as Error).message}`, { cause: err });
     }
   }
