@@ -13,6 +13,7 @@ export type ErrorCode =
   | 'US_BAD_RESPONSE'
   | 'US_RESPONSE_TOO_LARGE'
   | 'US_NOT_FOUND'
+  | 'US_WRONG_BASE_URL'
   | 'US_VALIDATION'
   | 'US_STORE'
   | 'US_LOCKED'
@@ -21,7 +22,8 @@ export type ErrorCode =
   | 'US_REDIS'
   | 'US_TIMEOUT'
   | 'US_OUTCOME_UNKNOWN'
-  | 'US_ABORTED';
+  | 'US_ABORTED'
+  | 'US_GATE_PARKED';
 
 export class UnderstudyError extends Error {
   constructor(
@@ -149,7 +151,42 @@ export class ResponseTooLargeError extends UnderstudyError {
   readonly outcome: UpstreamOutcome = 'answered';
 }
 
+/** The one class test of the project: everything else branches on the `code` this tells apart. */
 export const isUnderstudyError = (err: unknown): err is UnderstudyError => err instanceof UnderstudyError;
+
+/** The code of an understudy error; undefined for any other error (a foreign one has none of ours). */
+export const codeOf = (err: unknown): ErrorCode | undefined => (isUnderstudyError(err) ? err.code : undefined);
+
+/** Whether `err` is an understudy error with `code`: how callers branch, never on the error's class. */
+export const hasCode = <C extends ErrorCode>(err: unknown, code: C): err is UnderstudyError & { readonly code: C } =>
+  isUnderstudyError(err) && err.code === code;
+
+/**
+ * A stop, not a failure: the caller stopped the work (`US_ABORTED`: a signal, a shutdown) or a worker job gave its
+ * slot back while it waited for its key's budget (`US_GATE_PARKED`). Committed pages stay; nothing is recorded as
+ * an error, and the next run resumes.
+ */
+export const isStop = (err: unknown): boolean => {
+  const code = codeOf(err);
+  return code === 'US_ABORTED' || code === 'US_GATE_PARKED';
+};
+
+/** The codes an `UpstreamError` carries: its status decides which, or `US_ABORTED` when its caller stopped it. */
+const UPSTREAM_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'US_AUTH',
+  'US_RATE_LIMITED',
+  'US_NOT_FOUND',
+  'US_UPSTREAM_UNAVAILABLE',
+  'US_UPSTREAM',
+  'US_ABORTED',
+]);
+
+/**
+ * `err` as the upstream's answer, or its silence (`status` 0), as undici's callers read a status error: one of the
+ * upstream's codes, then its `status` (and `outcome`, `upstreamMessage`, `retryAfterMs`).
+ */
+export const isUpstreamError = (err: unknown): err is UpstreamError =>
+  isUnderstudyError(err) && UPSTREAM_CODES.has(err.code) && typeof (err as { status?: unknown }).status === 'number';
 
 /** One line, safe to print: the message of an UnderstudyError, or a generic description otherwise. */
 export const describeError = (err: unknown): string => {

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { type CloseStep, closeAll } from '../close-all.js';
+import { type CloseStep, closeAll, closeOnce } from '../close-all.js';
 import { type Config, DEFAULT_QUERY_TIMEOUT_MS } from '../config/config-schema.js';
 import { databasePath } from '../config/database-path.js';
 import { createLogger, type Logger } from '../log.js';
@@ -10,7 +10,7 @@ import { type Mirror, openMirror } from '../store/open-mirror.js';
 import { type MirrorReads, openMirrorReads } from '../store/reads/mirror-reads.js';
 import type { WriteLog } from '../writes/write-log.js';
 
-/** What the short commands' profiles take (`createApp` with `profile: 'reader' | 'queue'`). */
+/** What the short commands' profiles take (`createApp` with `profile: 'reader' | 'queue' | 'mirror'`). */
 interface CommandDeps {
   /** Default: a silent logger (these commands report on stdout and stderr). */
   readonly log?: Logger;
@@ -40,6 +40,11 @@ export interface QueueDeps extends CommandDeps {
   readonly reconnect?: boolean;
 }
 
+/** `webhooks enable`: the mirror only when asked for (an existing one, writable if asked; never created); no Redis. */
+export interface MirrorDeps extends CommandDeps {
+  readonly profile: 'mirror';
+}
+
 interface CommandApp extends AsyncDisposable {
   readonly log: Logger;
   readonly config: Config | null;
@@ -59,10 +64,8 @@ export interface ReaderApp extends CommandApp {
   redis(): Promise<Redis>;
 }
 
-/** A command that talks to the queues: `enqueue`, `sync --enqueue`, `writes`. */
-export interface QueueApp extends CommandApp {
-  /** Redis: it answered when the app was built (`US_REDIS` otherwise). */
-  readonly redis: Redis;
+/** A command that reads or changes an existing mirror, opened when asked for: `webhooks enable`, and the queue's. */
+export interface MirrorApp extends CommandApp {
   /**
    * The mirror read-only, opened on the first call that finds it; null while its file does not exist (it is never
    * created here).
@@ -82,10 +85,15 @@ export interface QueueApp extends CommandApp {
   mirrorReads(): Promise<MirrorReads | null>;
 }
 
+/** A command that talks to the queues: `enqueue`, `sync --enqueue`, `writes`, `webhooks`, `serve`. */
+export interface QueueApp extends MirrorApp {
+  /** Redis: it answered when the app was built (`US_REDIS` otherwise). */
+  readonly redis: Redis;
+}
+
 /** Close steps, run in reverse order of registration; `once` memoizes an opener and registers its closer. */
 function resources(name: string) {
   const steps: CloseStep[] = [];
-  let closing: Promise<void> | null = null;
   return {
     add(step: CloseStep) {
       steps.push(step);
@@ -124,10 +132,7 @@ function resources(name: string) {
         return opened;
       };
     },
-    close(): Promise<void> {
-      closing ??= closeAll([...steps].reverse(), name);
-      return closing;
-    },
+    close: closeOnce(() => closeAll([...steps].reverse(), name)),
   };
 }
 
@@ -177,31 +182,42 @@ export async function createQueueApp(
     ...(deps.reconnect ? { retryStrategy: (times: number) => Math.min(200 * times, 2000) } : {}),
   });
   r.add(() => quit(redis));
+  return { ...b, redis, ...mirrorOnDemand(config, b.databasePath, r), close: r.close, [Symbol.asyncDispose]: r.close };
+}
+
+/** The `mirror` profile of `createApp`: the queue profile's mirror without Redis. */
+export async function createMirrorApp(
+  config: Config | null,
+  env: NodeJS.ProcessEnv,
+  deps: MirrorDeps,
+): Promise<MirrorApp> {
+  const b = base(config, env, deps);
+  const r = resources('understudy');
+  return { ...b, ...mirrorOnDemand(config, b.databasePath, r), close: r.close, [Symbol.asyncDispose]: r.close };
+}
+
+/** An existing mirror, each way of opening it on the first call that finds it, closed with the app's resources. */
+function mirrorOnDemand(
+  config: Config | null,
+  database: string,
+  r: ReturnType<typeof resources>,
+): Pick<MirrorApp, 'mirror' | 'writableMirror' | 'writableWriteLog' | 'mirrorReads'> {
   // A PostgreSQL mirror is there or not at the server's say; a SQLite file must exist (never created here).
-  const exists = () => !mirrorMissing(b.databasePath);
+  const exists = () => !mirrorMissing(database);
   // Not there yet (serve started before the first sync): looked for again at the next call.
   const mirror = r.onceThere(
-    () => (exists() ? openMirrorReader(b.databasePath) : Promise.resolve(null)),
+    () => (exists() ? openMirrorReader(database) : Promise.resolve(null)),
     (m) => m.close(),
   );
   const writableMirror = r.onceThere(
-    async () => (exists() ? openMirror(b.databasePath) : null),
+    async () => (exists() ? openMirror(database) : null),
     (m) => m.close(),
   );
   const writableWriteLog = async () => (await writableMirror())?.writeLog ?? null;
   const timeoutMs = config?.api?.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
   const mirrorReads = r.onceThere(
-    () => (exists() ? openMirrorReads(b.databasePath, { timeoutMs }) : Promise.resolve(null)),
+    () => (exists() ? openMirrorReads(database, { timeoutMs }) : Promise.resolve(null)),
     (m) => m.close(),
   );
-  return {
-    ...b,
-    redis,
-    mirror,
-    writableMirror,
-    writableWriteLog,
-    mirrorReads,
-    close: r.close,
-    [Symbol.asyncDispose]: r.close,
-  };
+  return { mirror, writableMirror, writableWriteLog, mirrorReads };
 }

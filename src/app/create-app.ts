@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { Agent } from 'undici';
-import { type CloseStep, closeAll } from '../close-all.js';
+import { type CloseStep, closeAll, closeOnce } from '../close-all.js';
 import type { Config } from '../config/config-schema.js';
 import { databasePath } from '../config/database-path.js';
 import { type ResolvedTenant, resolveTenants } from '../config/resolve-tenants.js';
@@ -33,15 +33,18 @@ import type { TenantSlug } from '../vocabulary/ids.js';
 import type { WriteLog } from '../writes/write-log.js';
 import { appSyncDeps, type SyncDepsOptions } from './app-sync-deps.js';
 import {
+  createMirrorApp,
   createQueueApp,
   createReaderApp,
+  type MirrorApp,
+  type MirrorDeps,
   type QueueApp,
   type QueueDeps,
   type ReaderApp,
   type ReaderDeps,
 } from './command-app.js';
 
-export type { QueueApp, QueueDeps, ReaderApp, ReaderDeps } from './command-app.js';
+export type { MirrorApp, MirrorDeps, QueueApp, QueueDeps, ReaderApp, ReaderDeps } from './command-app.js';
 
 /**
  * What a process opens, by what it does (docs/architecture.md):
@@ -50,11 +53,12 @@ export type { QueueApp, QueueDeps, ReaderApp, ReaderDeps } from './command-app.j
  * - `sync` (inline `sync`, each `sync --schedule` tick; the default): the same, with the keys' budgets shared in
  *   Redis when Redis is configured (it must answer) and in the process otherwise;
  * - `reader` (`status`, `backup`): the mirror read-only, which must exist, and Redis only when asked for;
- * - `queue` (`enqueue`, `sync --enqueue`, `writes`): Redis, and the mirror only when asked for, read-only.
- * The `reader` and `queue` profiles never create or migrate the mirror (`writes retry` alone opens an existing one
- * writable, for its write log).
+ * - `queue` (`enqueue`, `sync --enqueue`, `writes`, `webhooks`, `serve`): Redis, and the mirror only when asked
+ *   for, read-only (`writes retry` opens an existing one writable, for its write log; serve its reads);
+ * - `mirror` (`webhooks enable`): the queue profile's mirror, without Redis.
+ * The `reader`, `queue` and `mirror` profiles never create the mirror.
  */
-export type AppProfile = 'worker' | 'sync' | ReaderDeps['profile'] | QueueDeps['profile'];
+export type AppProfile = 'worker' | 'sync' | ReaderDeps['profile'] | QueueDeps['profile'] | MirrorDeps['profile'];
 
 /** Builds the rate gate for one API key; one gate per key, shared by every tenant that uses that key. */
 export type GateFactory = (keyHash: string, budget: RateBudget) => RateGate;
@@ -160,14 +164,16 @@ export const ROUTES_TTL_MS = 10 * 60_000;
  */
 export function createApp(config: Config | null, env: NodeJS.ProcessEnv, deps: ReaderDeps): Promise<ReaderApp>;
 export function createApp(config: Config | null, env: NodeJS.ProcessEnv, deps: QueueDeps): Promise<QueueApp>;
+export function createApp(config: Config | null, env: NodeJS.ProcessEnv, deps: MirrorDeps): Promise<MirrorApp>;
 export function createApp(config: Config, env: NodeJS.ProcessEnv, deps: AppDeps): Promise<App>;
 export function createApp(
   config: Config | null,
   env: NodeJS.ProcessEnv,
-  deps: AppDeps | ReaderDeps | QueueDeps,
-): Promise<App | ReaderApp | QueueApp> {
+  deps: AppDeps | ReaderDeps | QueueDeps | MirrorDeps,
+): Promise<App | ReaderApp | QueueApp | MirrorApp> {
   if (deps.profile === 'reader') return createReaderApp(config, env, deps);
   if (deps.profile === 'queue') return createQueueApp(config, env, deps);
+  if (deps.profile === 'mirror') return createMirrorApp(config, env, deps);
   if (!config) return Promise.reject(new TypeError(`createApp: the ${deps.profile ?? 'sync'} profile needs a config`));
   return createProcessApp(config, env, deps);
 }
@@ -309,15 +315,6 @@ function tenantTable(resolved: readonly ResolvedTenant[], clientFor: (t: Resolve
   };
 }
 
-/** `f` run once; later calls get the first call's promise. */
-const once = (f: () => Promise<void>) => {
-  let p: Promise<void> | null = null;
-  return (): Promise<void> => {
-    p ??= f();
-    return p;
-  };
-};
-
 /** Runs every listener in order, even when one fails; throws the first failure after. */
 async function runListeners(listeners: readonly ((app: App) => void | Promise<void>)[], app: App): Promise<void> {
   let failure: unknown = null;
@@ -358,7 +355,7 @@ async function createProcessApp(config: Config, env: NodeJS.ProcessEnv, deps: Ap
     const tenants = tenantTable(resolved, clientFor);
     const routes = routeCache((slug) => tenants.get(slug)?.client ?? null);
     const listeners: ((app: App) => void | Promise<void>)[] = [];
-    const close = once(closeSteps);
+    const close = closeOnce(closeSteps);
     const app: App = {
       log: deps.log,
       metrics,

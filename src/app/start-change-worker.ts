@@ -16,7 +16,7 @@ import { httpWebhookSender } from '../changes/http-webhook-sender.js';
 import { webhookRetryDelay } from '../changes/retry-schedule.js';
 import type { WebhookBatch } from '../changes/webhook-batch.js';
 import { checkSecrets, endpointsOf } from '../changes/webhook-endpoints.js';
-import { type CloseStep, closeAll } from '../close-all.js';
+import { type CloseStep, closeAll, closeOnce } from '../close-all.js';
 import { describeError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { registerChangeMetrics } from '../ops/change-metrics.js';
@@ -250,13 +250,9 @@ export async function startChangeWorker(app: App, opts: ChangeWorkerOptions = {}
     () => checks.close(),
     ...(agent ? [() => agent.close()] : []),
   ];
-  let closing: Promise<void> | null = null;
-  const close = (): Promise<void> => {
-    closing ??= (async () => {
-      stopping.abort();
-      await closeAll(steps, 'the change worker');
-    })();
-    return closing;
-  };
+  const close = closeOnce(async () => {
+    stopping.abort();
+    await closeAll(steps, 'the change worker');
+  });
   return { queues: [webhooks, checks], dispatch: dispatch.dispatch, close, [Symbol.asyncDispose]: close };
 }

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { serve } from '@hono/node-server';
 import type { Hono } from 'hono';
-import { closeAll } from '../close-all.js';
+import { closeAll, closeOnce } from '../close-all.js';
 import type { Config } from '../config/config-schema.js';
 import type { Logger } from '../log.js';
 import { watchSighup } from '../ops/config-reload.js';
@@ -219,19 +219,15 @@ export async function startServe(opts: StartServeOptions): Promise<RunningServe>
   const sighup = reloadOnSighup(current, opts);
   const heartbeat = await startHeartbeat(app.redis, app.redisSettings.prefix, url, opts.log);
   opts.log.info({ url, tokens: current.tokens.map((t) => t.name) }, 'serve listening');
-  let closing: Promise<void> | null = null;
   return {
     url,
     port,
     opsUrl: opsServer?.url ?? null,
-    close(graceMs = DEFAULT_GRACE_MS) {
-      closing ??= (async () => {
-        stopping.abort();
-        await heartbeat.stop();
-        await drain(server, graceMs);
-        await closeAll([() => sighup.close(), async () => opsServer?.close(), closeParts], 'serve');
-      })();
-      return closing;
-    },
+    close: closeOnce(async (graceMs: number = DEFAULT_GRACE_MS) => {
+      stopping.abort();
+      await heartbeat.stop();
+      await drain(server, graceMs);
+      await closeAll([() => sighup.close(), async () => opsServer?.close(), closeParts], 'serve');
+    }),
   };
 }

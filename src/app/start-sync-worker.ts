@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { parkJob } from '../../jobs/park-job.js';
 import { type RunCollection, syncCollectionProcessor } from '../../jobs/sync-collection.js';
 import { syncTenantProcessor } from '../../jobs/sync-tenant.js';
-import { type CloseStep, closeAll } from '../close-all.js';
+import { type CloseStep, closeAll, closeOnce } from '../close-all.js';
 import type { Config } from '../config/config-schema.js';
 import { type Parking, parkedBy, parkingClient } from '../partners/gate-parking.js';
 import { warnUnlessRedisDown } from '../queue/error-listeners.js';
@@ -276,16 +276,12 @@ export function startSyncWorker(app: App, opts: SyncWorkerOptions = {}): SyncWor
     worker: null,
     lossWatch: null,
   };
-  let closing: Promise<void> | null = null;
-  const close = (): Promise<void> => {
-    closing ??= (async () => {
-      p.stopping.abort();
-      p.lossWatch?.stop();
-      const steps: CloseStep[] = [async () => p.worker?.close(), () => queue.close(), () => writesQueue.close()];
-      await closeAll(steps, 'the sync worker');
-    })();
-    return closing;
-  };
+  const close = closeOnce(async () => {
+    p.stopping.abort();
+    p.lossWatch?.stop();
+    const steps: CloseStep[] = [async () => p.worker?.close(), () => queue.close(), () => writesQueue.close()];
+    await closeAll(steps, 'the sync worker');
+  });
   // Schedules follow the config: reconciled on each reload (after the app rebuilt the tenants' clients).
   app.onReload(async (a) => {
     await reconcileSchedules(queue, schedulesFor(a.config.tenants), log, retryOf(a.config));

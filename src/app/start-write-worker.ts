@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { applyWriteProcessor } from '../../jobs/apply-write.js';
-import { closeAll } from '../close-all.js';
+import { closeAll, closeOnce } from '../close-all.js';
 import type { Config } from '../config/config-schema.js';
 import { describeError, UnderstudyError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -249,13 +249,11 @@ export async function startWriteWorker(app: App, tuning: WriteWorkerTuning = {})
   p.log.info({ tenants, concurrency: opts.concurrency ?? 8 }, 'write worker started');
   if (app.metrics) instrumentWriteWorker(qw.worker, app.metrics);
 
-  let closed: Promise<void> | null = null;
-  const close = (): Promise<void> => {
-    closed ??= closeAll(
+  const close = closeOnce(() =>
+    closeAll(
       [() => qw.close(), () => sweeps.settled(), () => queue.close(), async () => syncQueue?.close()],
       'the write worker',
-    );
-    return closed;
-  };
+    ),
+  );
   return { worker: qw.worker, queue, close, [Symbol.asyncDispose]: close };
 }

@@ -8,6 +8,7 @@ import { collectionFlags } from './collection-flag.js';
 import { printHelp } from './command-help.js';
 import { parseFlags } from './parse-flags.js';
 import { CHANGES_SPEC } from './specs/changes-spec.js';
+import { untilStopped } from './stop-signal.js';
 
 /** Rows read per query: output streams, whatever the log's length. */
 const CHUNK = 1000;
@@ -92,25 +93,17 @@ export async function changesCommand(argv: string[]): Promise<number> {
   const print = printer(format, values.quiet === true && format === 'text');
   print.open();
   let at = await drain(log, filter, since, limit, (rows) => print.rows(rows));
-  if (values.follow) {
-    const stop = new AbortController();
-    const onSignal = () => stop.abort();
-    process.once('SIGINT', onSignal);
-    process.once('SIGTERM', onSignal);
-    try {
+  if (values.follow)
+    await untilStopped(async (stop) => {
       let printed = at.printed;
-      while (!stop.signal.aborted && printed < limit) {
+      while (!stop.aborted && printed < limit) {
         // Aborted by a signal: the loop ends below.
-        await sleep(FOLLOW_POLL_MS, undefined, { signal: stop.signal }).catch(() => undefined);
-        if (stop.signal.aborted) break;
+        await sleep(FOLLOW_POLL_MS, undefined, { signal: stop }).catch(() => undefined);
+        if (stop.aborted) break;
         at = await drain(log, filter, at.since, limit - printed, (rows) => print.rows(rows));
         printed += at.printed;
       }
-    } finally {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-    }
-  }
+    });
   print.close();
   return 0;
 }

@@ -1,4 +1,4 @@
-import { type ErrorCode, UnderstudyError } from '../errors.js';
+import { codeOf, type ErrorCode } from '../errors.js';
 
 /**
  * Every exit code understudy uses, the one map every command goes through (docs/errors.md, "Exit codes").
@@ -41,6 +41,7 @@ const BY_CODE = {
   US_BAD_RESPONSE: EXIT.FAILURE,
   US_RESPONSE_TOO_LARGE: EXIT.FAILURE,
   US_NOT_FOUND: EXIT.FAILURE,
+  US_WRONG_BASE_URL: EXIT.FAILURE,
   US_STORE: EXIT.FAILURE,
   US_LOCKED: EXIT.EX_TEMPFAIL,
   US_LEASE_LOST: EXIT.EX_TEMPFAIL,
@@ -49,13 +50,14 @@ const BY_CODE = {
   US_TIMEOUT: EXIT.FAILURE,
   US_OUTCOME_UNKNOWN: EXIT.FAILURE,
   US_ABORTED: EXIT.INTERRUPTED,
+  US_GATE_PARKED: EXIT.INTERRUPTED,
 } as const satisfies Record<ErrorCode, number>;
 
 /** The exit code for an error code (as a report carries it); 1 for anything unknown. */
 export const exitCodeOf = (code: string | undefined): number =>
   code !== undefined && code in BY_CODE ? BY_CODE[code as ErrorCode] : EXIT.FAILURE;
 
-export const exitCodeFor = (err: unknown): number => (err instanceof UnderstudyError ? BY_CODE[err.code] : 1);
+export const exitCodeFor = (err: unknown): number => exitCodeOf(codeOf(err));
 
 /** `writes wait`: the write was not done when `--timeout` ran out (sysexits' EX_TEMPFAIL: try again later). */
 export const EXIT_TIMEOUT = 75;

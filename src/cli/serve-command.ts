@@ -7,6 +7,7 @@ import { printHelp } from './command-help.js';
 import { keepGoingOnRejections } from './keep-going.js';
 import { parseFlags } from './parse-flags.js';
 import { SERVE_SPEC } from './specs/serve-spec.js';
+import { stopped, untilStopped } from './stop-signal.js';
 
 export async function serveCommand(argv: string[]): Promise<number> {
   const { values, help } = parseFlags(argv, SERVE_SPEC);
@@ -29,13 +30,14 @@ export async function serveCommand(argv: string[]): Promise<number> {
     ...(opsPort !== undefined ? { opsPort } : {}),
     ...(values['http-host'] !== undefined ? { opsHost: values['http-host'] } : {}),
   });
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-    process.once('SIGINT', () => resolve('SIGINT'));
-  });
-  log.info({ signal }, 'shutdown requested');
-  stopping.abort();
-  await running.close();
+  await untilStopped(
+    async (stop) => {
+      await stopped(stop);
+      stopping.abort();
+      await running.close();
+    },
+    (signal) => log.info({ signal }, 'shutdown requested'),
+  );
   log.info('serve stopped');
   return 0;
 }

@@ -3,6 +3,7 @@ import { startSimulator } from '../sim/start-simulator.js';
 import { printHelp } from './command-help.js';
 import { parseFlags } from './parse-flags.js';
 import { SIM_SPEC } from './specs/sim-spec.js';
+import { stopped, untilStopped } from './stop-signal.js';
 
 const intFlag = (name: string, v: string | undefined, min: number): number | undefined => {
   if (v === undefined) return undefined;
@@ -52,11 +53,9 @@ export async function simCommand(argv: string[]): Promise<number> {
     process.stdout.write(`simulator listening on ${sim.url}\n`);
     for (const t of sim.tenants) process.stdout.write(`tenant ${t.slug} key ${t.key}\n`);
   }
-  await new Promise<void>((resolve) => {
-    const stop = (): void => resolve();
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
+  await untilStopped(async (stop) => {
+    await stopped(stop);
+    await sim.close();
   });
-  await sim.close();
   return 0;
 }

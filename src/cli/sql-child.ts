@@ -7,7 +7,7 @@
  * the parent is full (so memory stays flat); the child answers `{ ok: true }` or `{ ok: false, code, message }`.
  */
 import { once } from 'node:events';
-import { describeError, type ErrorCode, UnderstudyError } from '../errors.js';
+import { describeError, type ErrorCode, isUnderstudyError } from '../errors.js';
 import { type SqlJob, streamSql } from './sql-stream.js';
 
 export type SqlChildResult = { ok: true } | { ok: false; code: ErrorCode; message: string };
@@ -35,6 +35,6 @@ process.once('message', async (job: SqlJob) => {
     await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
     answer({ ok: true });
   } catch (err) {
-    answer({ ok: false, code: err instanceof UnderstudyError ? err.code : 'US_STORE', message: describeError(err) });
+    answer({ ok: false, code: isUnderstudyError(err) ? err.code : 'US_STORE', message: describeError(err) });
   }
 });

@@ -11,7 +11,7 @@ import { nextRuns } from '../queue/schedules.js';
 import { recentServeProcesses, type ServeProcess } from '../queue/serve-processes.js';
 import { openWebhookQueue, WEBHOOKS_QUEUE } from '../queue/webhook-queue.js';
 import { openWritesQueue, WRITES_QUEUE } from '../queue/write-queue.js';
-import { DatabaseUnreachableError, mirrorMissing, shownDatabase } from '../store/dialect.js';
+import { databaseMissing, mirrorMissing, shownDatabase } from '../store/dialect.js';
 import { WATCH_STATUS_EVERY_MS } from '../sync/watch-port.js';
 import { changeFeedStatus, formatChangeFeed, type LastCheck, type WebhookStatus } from './change-status.js';
 import { clockTime } from './clock-time.js';
@@ -382,7 +382,7 @@ export async function statusCommand(argv: string[]): Promise<number> {
   try {
     opened = await createApp(config, process.env, { profile: 'reader', database });
   } catch (err) {
-    if (values.check && err instanceof DatabaseUnreachableError && err.missing) return missing();
+    if (values.check && databaseMissing(err)) return missing();
     throw err;
   }
   await using app = opened;

@@ -7,21 +7,18 @@ import { EXIT } from './exit-codes.js';
 import { formatTable } from './format-table.js';
 import { parseFlags } from './parse-flags.js';
 import { STORE_SPEC } from './specs/store-spec.js';
+import { untilStopped } from './stop-signal.js';
 
 export async function storeCommand(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const { values, help } = parseFlags(argv, STORE_SPEC);
   if (help) return printHelp(STORE_SPEC, help);
   const from = values.from ?? databasePath(values.config ? loadConfigFile(values.config) : null, env);
-  const stop = new AbortController();
-  const onSignal = () => stop.abort();
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
-  try {
+  return untilStopped(async (stop) => {
     const progress = (t: CopiedTable) => {
       if (!values.json && !values.quiet && process.stderr.isTTY)
         process.stderr.write(`${t.table}: ${t.target} of ${t.source}\n`);
     };
-    const result = await copyMirror(from, values.to, { signal: stop.signal, onTable: progress });
+    const result = await copyMirror(from, values.to, { signal: stop, onTable: progress });
     if (values.json)
       process.stdout.write(
         `${JSON.stringify({ ...result, from: shownDatabase(from), to: shownDatabase(values.to) })}\n`,
@@ -38,8 +35,5 @@ export async function storeCommand(argv: string[], env: NodeJS.ProcessEnv = proc
       return EXIT.FAILURE;
     }
     return EXIT.OK;
-  } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-  }
+  });
 }

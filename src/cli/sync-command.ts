@@ -15,6 +15,7 @@ import { EXIT } from './exit-codes.js';
 import { parseFlags } from './parse-flags.js';
 import { ProgressDisplay } from './progress-display.js';
 import { SYNC_SPEC } from './specs/sync-spec.js';
+import { untilStopped } from './stop-signal.js';
 import { Committed, reportRun } from './sync-output.js';
 import { configSchedules, cronSchedules, describeNext, scheduleLines } from './sync-schedule.js';
 
@@ -156,20 +157,6 @@ async function syncAndWatch(inv: SyncInvocation, values: SyncValues, signal: Abo
     process.stderr.write(`understudy sync: watching ${watch.tenants} tenant(s); SIGTERM or Ctrl-C stops\n`);
   await watch.done;
   return EXIT.OK;
-}
-
-/** Runs `fn` with a signal that SIGINT or SIGTERM aborts (the run in flight commits its page, then stops). */
-async function untilStopped(fn: (signal: AbortSignal) => Promise<number>): Promise<number> {
-  const stop = new AbortController();
-  const onSignal = () => stop.abort();
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
-  try {
-    return await fn(stop.signal);
-  } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-  }
 }
 
 /** `sync --enqueue`: a sync job per chosen tenant on the worker queue; prints their ids. */

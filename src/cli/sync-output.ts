@@ -1,15 +1,10 @@
 import type { TenantFailure } from '../app/run-sync.js';
-import { describeError, UnderstudyError, UpstreamError } from '../errors.js';
-import { WrongBaseUrlError } from '../sync/discover-routes.js';
+import { codeOf, describeError, isStop, isUpstreamError } from '../errors.js';
 import type { CollectionReport } from '../sync/sync-collection.js';
 import type { TenantReport } from '../sync/sync-tenant.js';
 import { redactUrl } from '../vocabulary/redact-url.js';
 import { EXIT, exitCodeOf } from './exit-codes.js';
 import { formatTable } from './format-table.js';
-
-const codeOf = (err: unknown): string | undefined => (err instanceof UnderstudyError ? err.code : undefined);
-
-export const isStop = (err: unknown): boolean => codeOf(err) === 'US_ABORTED';
 
 /** The base URL as shown in messages: without credentials, should it carry any. */
 const shownUrl = (baseUrl: string): string => redactUrl(baseUrl, 'credentials', '(unparseable)').replace(/\/$/, '');
@@ -37,12 +32,12 @@ export function tenantFailureText(f: TenantFailure, baseUrl: string): string {
         `tenant ${f.slug}: the upstream refused the key in ${f.apiKeyEnv} (its apiKeyEnv): ${what}. Check the key ` +
         `${f.apiKeyEnv} holds, and the tenant slug "${f.slug}": the slug may be wrong, an unknown tenant is refused the same way`
       );
+    case 'US_WRONG_BASE_URL':
+      return `tenant ${f.slug}: baseUrl ${shownUrl(baseUrl)} ${what}; baseUrl should be the Partners API's origin, e.g. ${originOf(baseUrl)}`;
     case 'US_NOT_FOUND':
-      if (f.error instanceof WrongBaseUrlError)
-        return `tenant ${f.slug}: baseUrl ${shownUrl(baseUrl)} ${what}; baseUrl should be the Partners API's origin, e.g. ${originOf(baseUrl)}`;
       return `tenant ${f.slug}: baseUrl ${shownUrl(baseUrl)}: ${what}`;
     default:
-      if (f.error instanceof UpstreamError && f.error.status === 0)
+      if (isUpstreamError(f.error) && f.error.status === 0)
         return `tenant ${f.slug}: cannot reach the upstream (baseUrl ${shownUrl(baseUrl)}): ${what}`;
       return `tenant ${f.slug}: ${what}`;
   }

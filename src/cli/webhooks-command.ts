@@ -1,13 +1,10 @@
 import { createApp } from '../app/create-app.js';
 import { endpointsOf, safeUrl } from '../changes/webhook-endpoints.js';
 import type { Config } from '../config/config-schema.js';
-import { databasePath } from '../config/database-path.js';
 import { loadConfigFile } from '../config/load-config.js';
 import { ConfigError, UnderstudyError } from '../errors.js';
 import { errorsFailTheCalls } from '../queue/error-listeners.js';
 import { listFailedWebhooks, openWebhookQueue, retryWebhook, showWebhook } from '../queue/webhook-queue.js';
-import { mirrorMissing } from '../store/dialect.js';
-import { openMirror } from '../store/open-mirror.js';
 import { printHelp } from './command-help.js';
 import { formatTable } from './format-table.js';
 import { parseFlags } from './parse-flags.js';
@@ -42,19 +39,16 @@ export async function webhooksCommand(argv: string[]): Promise<number> {
   }
 }
 
-/** `webhooks enable <endpoint>`: the endpoint (its id or URL) a 410 disabled goes on. */
+/** `webhooks enable <endpoint>`: the endpoint (its id or URL) a 410 disabled goes on. No Redis needed. */
 async function enableCommand(config: Config, wanted: string, quiet: boolean): Promise<number> {
   const endpoint = endpointsOf(config).find((e) => e.id === wanted || e.url === wanted);
-  const database = databasePath(config, process.env);
-  // The mirror is changed, so opened writable; it is never created here.
-  if (mirrorMissing(database))
-    throw new ConfigError(`database ${database} does not exist (run \`understudy sync\` first)`);
-  const mirror = await openMirror(database);
-  try {
+  {
+    await using app = await createApp(config, process.env, { profile: 'mirror' });
+    // The mirror is changed, so opened writable; it is never created here.
+    const mirror = await app.writableMirror();
+    if (!mirror) throw new ConfigError(`database ${app.databasePath} does not exist (run \`understudy sync\` first)`);
     if (!(await mirror.changes.enableEndpoint(endpoint?.id ?? wanted)))
       throw new UnderstudyError('US_VALIDATION', `no webhook endpoint ${wanted} in the mirror`);
-  } finally {
-    await mirror.close();
   }
   if (!quiet) process.stdout.write(`${endpoint?.id ?? wanted} enabled\n`);
   return 0;

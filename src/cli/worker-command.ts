@@ -6,6 +6,7 @@ import { printHelp } from './command-help.js';
 import { keepGoingOnRejections } from './keep-going.js';
 import { parseFlags } from './parse-flags.js';
 import { WORKER_SPEC } from './specs/worker-spec.js';
+import { untilStopped } from './stop-signal.js';
 
 type WorkerValues = ReturnType<typeof parseFlags<(typeof WORKER_SPEC)['flags']>>['values'];
 
@@ -21,34 +22,26 @@ export async function workerCommand(argv: string[]): Promise<number> {
   const concurrency = checkedFlags(values);
   const config = loadConfigFile(values.config);
   const log = createLogger();
-  const stop = new AbortController();
-  const onSignal = (sig: NodeJS.Signals) => {
-    log.info({ signal: sig }, 'shutdown requested');
-    stop.abort(sig);
-  };
-  process.once('SIGTERM', onSignal);
-  process.once('SIGINT', onSignal);
-  keepGoingOnRejections(log, stop.signal, 'the worker');
-  let end: { readonly redisGoneAtStop: boolean };
-  try {
-    end = await runWorkerProcess(config, process.env, {
-      configPath: values.config,
-      log,
-      signal: stop.signal,
-      ...(concurrency ? { concurrency } : {}),
-      ...(values.http !== undefined
-        ? {
-            http: {
-              port: values.http,
-              ...(values['http-host'] !== undefined ? { host: values['http-host'] } : {}),
-            },
-          }
-        : {}),
-    });
-  } finally {
-    process.off('SIGTERM', onSignal);
-    process.off('SIGINT', onSignal);
-  }
+  const end = await untilStopped(
+    (stop) => {
+      keepGoingOnRejections(log, stop, 'the worker');
+      return runWorkerProcess(config, process.env, {
+        configPath: values.config,
+        log,
+        signal: stop,
+        ...(concurrency ? { concurrency } : {}),
+        ...(values.http !== undefined
+          ? {
+              http: {
+                port: values.http,
+                ...(values['http-host'] !== undefined ? { host: values['http-host'] } : {}),
+              },
+            }
+          : {}),
+      });
+    },
+    (signal) => log.info({ signal }, 'shutdown requested'),
+  );
   log.flush();
   // With Redis gone at stop, BullMQ's stalled checker is left waiting out a timer (5 s after its command failed,
   // then its interval) though everything is closed: exit once this returns, not at the CLI's 3 s fallback.

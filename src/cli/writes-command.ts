@@ -8,7 +8,7 @@ import { waitForWriteState } from '../queue/follow-write.js';
 import { createRecordOrder } from '../queue/redis-record-order.js';
 import { isPendingJob, openWritesQueue } from '../queue/write-queue.js';
 import type { WriteLog, WriteLogReader } from '../writes/write-log.js';
-import { WriteWaitTimeoutError } from '../writes/write-state.js';
+import { isWriteWaitTimeout } from '../writes/write-state.js';
 import { printHelp } from './command-help.js';
 import { EXIT_TIMEOUT } from './exit-codes.js';
 import { formatTable } from './format-table.js';
@@ -137,7 +137,7 @@ async function waitCommand(
     process.stdout.write(`${JSON.stringify(state, null, 2)}\n`);
     return state.state === 'ok' ? 0 : 1;
   } catch (err) {
-    if (!(err instanceof WriteWaitTimeoutError)) throw err;
+    if (!isWriteWaitTimeout(err)) throw err;
     process.stdout.write(`${JSON.stringify(err.last, null, 2)}\n`);
     const why = err.why ? `: ${err.why}` : '';
     process.stderr.write(`understudy writes: write ${jobId} is still ${err.last.state} after ${timeoutS} s${why}\n`);

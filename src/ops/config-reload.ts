@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parseEnv } from 'node:util';
+import { closeOnce } from '../close-all.js';
 import type { Config } from '../config/config-schema.js';
 import { loadConfigFile } from '../config/load-config.js';
 import { resolveTenants } from '../config/resolve-tenants.js';
@@ -148,15 +149,11 @@ export function watchSighup(opts: SighupOptions): SighupWatcher {
     void reloads.run();
   };
   emitter.on('SIGHUP', onSignal);
-  let closed: Promise<void> | null = null;
   return {
     reload: reloads.run,
-    close() {
-      closed ??= (async () => {
-        emitter.off('SIGHUP', onSignal);
-        await reloads.running()?.catch(() => undefined);
-      })();
-      return closed;
-    },
+    close: closeOnce(async () => {
+      emitter.off('SIGHUP', onSignal);
+      await reloads.running()?.catch(() => undefined);
+    }),
   };
 }

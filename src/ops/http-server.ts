@@ -10,6 +10,7 @@ import { serveStatic } from '@hono/node-server/serve-static';
 import type { Queue } from 'bullmq';
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
+import { closeOnce } from '../close-all.js';
 import type { Logger } from '../log.js';
 import { WRITES_QUEUE } from '../queue/write-queue.js';
 import { VERSION } from '../version.js';
@@ -227,17 +228,16 @@ export async function startOpsServer(opts: OpsServerOptions): Promise<OpsServer>
   ]);
   const { port, address } = server.address() as AddressInfo;
   const shownHost = host !== '0.0.0.0' && host !== '::' ? host : '127.0.0.1';
-  let closing: Promise<void> | null = null;
   return {
     port,
     host: address,
     url: `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`,
-    close() {
-      closing ??= new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-      return closing;
-    },
+    close: closeOnce(
+      () =>
+        new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        }),
+    ),
   };
 }

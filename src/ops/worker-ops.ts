@@ -1,4 +1,5 @@
 import type { Queue } from 'bullmq';
+import { closeOnce } from '../close-all.js';
 import type { Config } from '../config/config-schema.js';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -99,13 +100,9 @@ export async function startWorkerOps(opts: WorkerOpsOptions): Promise<WorkerOps>
     }
     log.info({ host: server.host, port: server.port, dashboard: token ? '/queues' : 'off' }, 'ops endpoints listening');
   }
-  let closing: Promise<void> | null = null;
-  const close = (): Promise<void> => {
-    closing ??= (async () => {
-      await sighup.close();
-      await server?.close();
-    })();
-    return closing;
-  };
+  const close = closeOnce(async () => {
+    await sighup.close();
+    await server?.close();
+  });
   return { server, sighup, close, [Symbol.asyncDispose]: close };
 }

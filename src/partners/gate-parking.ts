@@ -1,11 +1,11 @@
-import { UnderstudyError } from '../errors.js';
+import { hasCode, UnderstudyError } from '../errors.js';
 import { type PartnersClient, withCallOptions } from './partners-client.js';
 import type { RateGate, RequestKind } from './rate-gate.js';
 
 /**
  * A job gave up waiting for its key's budget before anything was sent: it goes back to the queue (no attempt
- * spent) so its worker slot serves another tenant meanwhile. Its code is `US_ABORTED`, a wait given up, so the sync
- * core handles it as it handles a stop (committed pages stay, no error recorded, rethrown to the job).
+ * spent) so its worker slot serves another tenant meanwhile. Its code is `US_GATE_PARKED`, a stop (`isStop`), so
+ * the sync core handles it as it handles a shutdown (committed pages stay, no error recorded, rethrown to the job).
  */
 export class GateParkedError extends UnderstudyError {
   constructor(
@@ -13,14 +13,17 @@ export class GateParkedError extends UnderstudyError {
     readonly retryInMs: number,
     readonly kind: RequestKind = 'write',
   ) {
-    super('US_ABORTED', `${kind} budget of the key exhausted: parked after waiting ${waitedMs} ms`);
+    super('US_GATE_PARKED', `${kind} budget of the key exhausted: parked after waiting ${waitedMs} ms`);
   }
 }
+
+/** Whether `err` is a parked wait (`US_GATE_PARKED`: only `GateParkedError` carries it). */
+export const isGateParked = (err: unknown): err is GateParkedError => hasCode(err, 'US_GATE_PARKED');
 
 /** The `GateParkedError` behind `err` (itself or a cause), if any. */
 export function parkedBy(err: unknown): GateParkedError | null {
   for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
-    if (e instanceof GateParkedError) return e;
+    if (isGateParked(e)) return e;
   }
   return null;
 }

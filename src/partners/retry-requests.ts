@@ -1,5 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { UpstreamError } from '../errors.js';
+import { isUpstreamError } from '../errors.js';
 import { type FailureSpell, failureSpell } from '../failure-spell.js';
 import type { Logger } from '../log.js';
 import type { CallOptions, Prepaid } from './partners-client.js';
@@ -91,7 +91,7 @@ async function waitToRetry(
  * (UND_ERR_BODY_TIMEOUT)`).
  */
 function failureCause(f: Failure): string {
-  const said = f.error instanceof UpstreamError ? f.error.upstreamMessage : undefined;
+  const said = isUpstreamError(f.error) ? f.error.upstreamMessage : undefined;
   if (f.status === 0) return said ?? f.error.message;
   if (f.status >= 400) return `HTTP ${f.status}`;
   return `HTTP ${f.status}: ${said ?? `an answer it cannot use (${f.error.code})`}`;

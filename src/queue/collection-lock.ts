@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { closeOnce } from '../close-all.js';
 import { describeError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { ScheduleClock } from '../sync/schedule-clock.js';
@@ -69,21 +70,17 @@ export async function tryCollectionLock(opts: {
       },
     );
   });
-  let released: Promise<void> | null = null;
   return {
     held: true,
     lock: {
-      release: () => {
-        released ??= (async () => {
-          await renewals.stop();
-          await redis.understudyLockRelease(key, token).catch((err: unknown) => {
-            // Redis unreachable (at a stop, say): the connection's own lines say so.
-            const level = isRedisConnectionError(err) ? 'debug' : 'warn';
-            log[level]({ reason: describeError(err), lock: key }, 'sync lock release failed; it expires on its own');
-          });
-        })();
-        return released;
-      },
+      release: closeOnce(async () => {
+        await renewals.stop();
+        await redis.understudyLockRelease(key, token).catch((err: unknown) => {
+          // Redis unreachable (at a stop, say): the connection's own lines say so.
+          const level = isRedisConnectionError(err) ? 'debug' : 'warn';
+          log[level]({ reason: describeError(err), lock: key }, 'sync lock release failed; it expires on its own');
+        });
+      }),
     },
   };
 }

@@ -1,6 +1,6 @@
 import { type Job, Worker, type WorkerOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { closeAll } from '../close-all.js';
+import { closeAll, closeOnce } from '../close-all.js';
 import type { Config } from '../config/config-schema.js';
 import type { Logger } from '../log.js';
 import type { ScheduleClock } from '../sync/schedule-clock.js';
@@ -101,24 +101,20 @@ export function startQueueWorker<D>(opts: QueueWorkerOptions<D>): QueueWorker<D>
   });
   worker.on('error', warnUnlessRedisDown(opts.log, opts.errorWhat));
   const periodic = startPeriodic(opts.clock, opts.periodic ?? []);
-  let closed: Promise<void> | null = null;
-  const close = (): Promise<void> => {
-    closed ??= (async () => {
-      closing.abort();
-      const grace = setTimeout(() => hardStop.abort(opts.hardStopReason), opts.graceMs);
-      grace.unref();
-      try {
-        // Not a bare worker.close(): closing mid-handshake would leave BullMQ an unhandled rejection, and with
-        // Redis gone it would wait for it for ever (closeWorker).
-        await closeAll(
-          [() => periodic.stop(), () => closeWorker(worker, { jobs, redisGone, boundMs: opts.graceMs + 1000 })],
-          `the ${opts.queue} worker`,
-        );
-      } finally {
-        clearTimeout(grace);
-      }
-    })();
-    return closed;
-  };
+  const close = closeOnce(async () => {
+    closing.abort();
+    const grace = setTimeout(() => hardStop.abort(opts.hardStopReason), opts.graceMs);
+    grace.unref();
+    try {
+      // Not a bare worker.close(): closing mid-handshake would leave BullMQ an unhandled rejection, and with
+      // Redis gone it would wait for it for ever (closeWorker).
+      await closeAll(
+        [() => periodic.stop(), () => closeWorker(worker, { jobs, redisGone, boundMs: opts.graceMs + 1000 })],
+        `the ${opts.queue} worker`,
+      );
+    } finally {
+      clearTimeout(grace);
+    }
+  });
   return { worker, closing: closing.signal, hardStop: hardStop.signal, close };
 }

@@ -1,6 +1,6 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Config } from '../config/config-schema.js';
-import { UnderstudyError } from '../errors.js';
+import { isUnderstudyError, UnderstudyError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { redactUrl } from '../vocabulary/redact-url.js';
 import { DEFAULT_PREFIX, DEFAULT_REDIS_URL } from './queues.js';
@@ -163,7 +163,7 @@ export async function shortLivedRedis(url: string, timeoutMs = 2000, extra: Redi
 
 /** Any error of a queue call as an `UnderstudyError`: Redis and BullMQ failures become `US_REDIS`. */
 export const asUnderstudyError = (err: unknown): UnderstudyError => {
-  if (err instanceof UnderstudyError) return err;
+  if (isUnderstudyError(err)) return err;
   if (err instanceof Error && err.name === 'AbortError')
     return new UnderstudyError('US_ABORTED', 'aborted', { cause: err });
   return new UnderstudyError('US_REDIS', `Redis: ${err instanceof Error ? err.message : String(err)}`, { cause: err });

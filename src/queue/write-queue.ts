@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type JobsOptions, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { closeAll } from '../close-all.js';
+import { closeAll, closeOnce } from '../close-all.js';
 import type { Config } from '../config/config-schema.js';
 import { UnderstudyError } from '../errors.js';
 import type { Store } from '../sync/store-port.js';
@@ -452,8 +452,8 @@ export async function createWriteQueue(opts: WriteQueueOptions = {}): Promise<Wr
   const redis = opts.connection ?? (owned as Redis);
   const queue = openWritesQueue(redis, prefix, errorsFailTheCalls);
   const order = createRecordOrder({ redis, prefix, isPending: (id) => isPendingJob(queue, id) });
-  let closing: Promise<void> | null = null;
-  const live = liveCalls(owned, url, () => closing !== null);
+  let closed = false;
+  const live = liveCalls(owned, url, () => closed);
   const warn = opts.onWarning ?? emitWarning;
   const afterFirst = warnWhenUnheard(queue, prefix, warn);
   const submit = enqueueWith({ opts, queue, order, live, warn, afterFirst });
@@ -464,8 +464,9 @@ export async function createWriteQueue(opts: WriteQueueOptions = {}): Promise<Wr
     delete: (tenant, collection, id, o = {}) => enqueue({ op: 'delete', tenant, collection, id, ...o }),
     bulk: (tenant, collection, body, o = {}) => enqueue({ op: 'bulk', tenant, collection, body, ...o }),
   };
-  const close = () => {
-    closing ??= closeAll(
+  const close = closeOnce(() => {
+    closed = true;
+    return closeAll(
       [
         () => queue.close(),
         async () => {
@@ -474,8 +475,7 @@ export async function createWriteQueue(opts: WriteQueueOptions = {}): Promise<Wr
       ],
       'the write queue',
     );
-    return closing;
-  };
+  });
   return {
     ...generic,
     ...routeMethods(generic),

@@ -1,7 +1,7 @@
-import { UnderstudyError } from '../errors.js';
+import { hasCode } from '../errors.js';
 import { parseParams, type SimParams } from '../sim/parse-params.js';
 import { pageEnvelope, pageWindow } from '../sim/sim-page-envelope.js';
-import { SimHttpError } from '../sim/sim-query.js';
+import { isSimHttpError, SimHttpError } from '../sim/sim-query.js';
 import type { MirrorReads } from '../store/reads/mirror-reads.js';
 import type { CollectionCopies, ReadView } from '../store/reads/read-spec.js';
 import { type CollectionSlug, isCollectionSlug } from '../vocabulary/collections.js';
@@ -78,8 +78,8 @@ export async function answerRead(deps: ReadDeps, req: ReadRequest): Promise<Read
   try {
     return await answer(deps, req);
   } catch (err) {
-    if (err instanceof SimHttpError) return upstreamError(err);
-    if (err instanceof UnderstudyError && err.code === 'US_TIMEOUT') return readProblem(503, err.code, err.message);
+    if (isSimHttpError(err)) return upstreamError(err);
+    if (hasCode(err, 'US_TIMEOUT')) return readProblem(503, err.code, err.message);
     throw err;
   }
 }
@@ -157,17 +157,12 @@ async function answerFrom(
     },
     expectViews: (cs) => copiesFor.expect(cs.filter((x) => x !== c)),
   };
-  let shaped: { body: JsonObject; saw: CollectionCopies | null };
-  try {
-    shaped =
-      req.id === null
-        ? await listBody(deps, ctx, chosen.view, params, verify)
-        : await oneBody(ctx, chosen.view, req.id, verify);
-  } catch (err) {
-    if (err instanceof NotFoundSeen) return { saw: err.saw, answer: upstreamError(err) };
-    throw err;
-  }
-  const { body, saw } = shaped;
+  const { body, saw } =
+    req.id === null
+      ? await listBody(deps, ctx, chosen.view, params, verify)
+      : await oneBody(ctx, chosen.view, req.id, verify);
+  // No such record: the upstream's 404, with the copies the statement saw (a read on a guess confirms them).
+  if (body === null) return { saw, answer: upstreamError(new SimHttpError(404, 'Not Found')) };
   const text = stringifyJson(body);
   const docs = req.id === null ? (body.docs as JsonObject[]) : [body];
   const headers: Record<string, string> = {
@@ -187,23 +182,16 @@ function whereRefused(params: SimParams): string | null {
   return null;
 }
 
-/** A 404 that still tells the copies its statement saw (a read on a guess must confirm them before answering). */
-class NotFoundSeen extends SimHttpError {
-  constructor(readonly saw: CollectionCopies | null) {
-    super(404, 'Not Found');
-  }
-}
-
 async function oneBody(
   ctx: ShapeCtx,
   view: ReadView,
   id: string,
   verify: boolean,
-): Promise<{ body: JsonObject; saw: CollectionCopies | null }> {
+): Promise<{ body: JsonObject | null; saw: CollectionCopies | null }> {
   const { doc: row, copies: saw } = verify
     ? await ctx.reads.byKey(view, id)
     : { doc: (await ctx.reads.byKeys(view, [id])).get(id) ?? null, copies: null };
-  if (row === null) throw new NotFoundSeen(saw);
+  if (row === null) return { body: null, saw };
   const [doc] = await shapeDocs(ctx, view.collection, [parseDoc(row)], ctx.params.depth);
   return { body: doc as JsonObject, saw };
 }

@@ -1,5 +1,5 @@
 import type { ErrorCode } from '../errors.js';
-import { UnderstudyError } from '../errors.js';
+import { isUnderstudyError } from '../errors.js';
 
 /** An error answer of `serve`: its HTTP status, its US_* code, one line of detail, and headers to send with it. */
 export class ServeProblem extends Error {
@@ -46,6 +46,7 @@ const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   US_BAD_RESPONSE: 502,
   US_RESPONSE_TOO_LARGE: 502,
   US_NOT_FOUND: 404,
+  US_WRONG_BASE_URL: 404,
   US_STORE: 503,
   US_LOCKED: 409,
   US_LEASE_LOST: 409,
@@ -54,6 +55,7 @@ const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   US_TIMEOUT: 504,
   US_OUTCOME_UNKNOWN: 502,
   US_ABORTED: 503,
+  US_GATE_PARKED: 503,
 };
 
 /** Seconds a client waits before trying again after a 503 of a dependency (Redis, the mirror). */
@@ -65,7 +67,7 @@ const RETRY_AFTER_S = '5';
  */
 export function problemOf(err: unknown): ServeProblem {
   if (err instanceof ServeProblem) return err;
-  if (err instanceof UnderstudyError) {
+  if (isUnderstudyError(err)) {
     const status = STATUS_OF[err.code];
     const headers = status === 503 ? { 'retry-after': RETRY_AFTER_S } : {};
     return new ServeProblem(status, err.code, err.message.split('\n')[0] ?? err.code, headers);

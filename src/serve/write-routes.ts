@@ -3,7 +3,7 @@ import { API_VERSION, BULK_ROUTES, type CollectionSlug, collectionNamed } from '
 import { type JsonObject, tenantSlug } from '../vocabulary/ids.js';
 import { parseWriteBody, type WriteRequest } from '../writes/validate-write.js';
 import { WRITABLE, type WriteOp } from '../writes/write-job.js';
-import { type WriteState, WriteWaitTimeoutError } from '../writes/write-state.js';
+import { isWriteWaitTimeout, type WriteState } from '../writes/write-state.js';
 import { ServeProblem } from './problem.js';
 import { allow, type ServeContext, type ServeEnv } from './serve-context.js';
 
@@ -152,7 +152,7 @@ async function takeWrite(c: Context<ServeEnv>, ctx: ServeContext, rest: readonly
       });
     } catch (err) {
       // Out of time, or serve stopping (or the client gone): the write is queued, and the answer says so.
-      if (!(err instanceof WriteWaitTimeoutError) && !ctx.stopping.aborted && !c.req.raw.signal.aborted) throw err;
+      if (!isWriteWaitTimeout(err) && !ctx.stopping.aborted && !c.req.raw.signal.aborted) throw err;
     }
   }
   // A write just queued is `queued` (waiting, no attempt yet) as it is answered: reading it back would cost two more

@@ -2,7 +2,7 @@ import type { Hono } from 'hono';
 import { listFailedWrites, retryWrite, showWrite, type WriteDetails } from '../queue/failed-writes.js';
 import { waitForWriteState } from '../queue/follow-write.js';
 import { durationSeconds } from '../vocabulary/duration.js';
-import { WriteWaitTimeoutError } from '../writes/write-state.js';
+import { isWriteWaitTimeout } from '../writes/write-state.js';
 import { ServeProblem } from './problem.js';
 import { allow, type ServeContext, type ServeEnv } from './serve-context.js';
 import { reaches } from './serve-tokens.js';
@@ -40,7 +40,7 @@ export function mountWritesApi(app: Hono<ServeEnv>, ctx: ServeContext): void {
         const signal = AbortSignal.any([c.req.raw.signal, ctx.stopping]);
         await waitForWriteState(ctx.queue, id, { timeoutMs: wait, signal }, log);
       } catch (err) {
-        if (!(err instanceof WriteWaitTimeoutError) && !ctx.stopping.aborted && !c.req.raw.signal.aborted) throw err;
+        if (!isWriteWaitTimeout(err) && !ctx.stopping.aborted && !c.req.raw.signal.aborted) throw err;
       }
       return c.json(await withRecord(ctx, await showWrite(ctx.queue, log, id)));
     }

@@ -2,7 +2,7 @@ import type { CollectionSlug } from '../vocabulary/collections.js';
 import type { JsonObject, JsonValue } from '../vocabulary/ids.js';
 import type { SimParams } from './parse-params.js';
 import { type TenantData, visibleView } from './sim-db.js';
-import { SimHttpError } from './sim-query.js';
+import { isSimHttpError, SimHttpError } from './sim-query.js';
 import { matchingRecords } from './sim-read.js';
 import { shapeDoc } from './sim-shape.js';
 import { deleteDoc, updateDoc } from './sim-writes.js';
@@ -37,7 +37,7 @@ export interface BulkWhereDeps {
  * REST handler replaces its message with `Something went wrong.`.
  */
 const failure = (id: string, err: unknown): JsonObject =>
-  err instanceof SimHttpError && err.status < 500
+  isSimHttpError(err) && err.status < 500
     ? { id, isPublic: true, message: err.message }
     : { id, isPublic: false, message: 'Something went wrong.' };
 

@@ -3,7 +3,7 @@ import type { JsonObject } from '../vocabulary/ids.js';
 import { type RouteCall, route } from './sim-data-routes.js';
 import type { TenantData } from './sim-db.js';
 import { type ActiveFault, answerAfter, answerBefore, markStale } from './sim-faults.js';
-import { SimHttpError } from './sim-query.js';
+import { isSimHttpError } from './sim-query.js';
 import type { RateDecision } from './sim-rate-limit.js';
 import type { DataLine } from './sim-request-line.js';
 import { send } from './sim-respond.js';
@@ -66,7 +66,7 @@ async function answerRoute(
     send(res, status, body, headers);
   } catch (err) {
     if (faults.after) return answerAfter(faults.after, req.socket, res);
-    if (err instanceof SimHttpError) send(res, err.status, err.body(), { ...headers, ...(err.headers ?? {}) });
+    if (isSimHttpError(err)) send(res, err.status, err.body(), { ...headers, ...(err.headers ?? {}) });
     else send(res, 500, { errors: [{ message: 'Something went wrong.' }] }, headers);
   }
 }

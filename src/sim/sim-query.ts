@@ -2,11 +2,16 @@ import { isJsonObject, type JsonObject, type JsonValue } from '../vocabulary/ids
 import { WHERE_OPERATORS } from '../vocabulary/where-operators.js';
 import { ISO_RE, LOCALIZED } from './sim-schema.js';
 
+/** The `code` of every `SimHttpError`: what its catchers branch on (`isSimHttpError`), as on a Node error's. */
+const SIM_HTTP = 'SIM_HTTP';
+
 /**
  * An error answered as Payload's route handler answers an APIError: `{"errors":[{"name", "data", "message"}]}` when
- * it carries data, `{"errors":[{"message"}]}` otherwise.
+ * it carries data, `{"errors":[{"message"}]}` otherwise. Not an `UnderstudyError`: an answer of the simulator (or of
+ * serve's reads, which parse a read as the simulator does), never a failure of understudy's own.
  */
 export class SimHttpError extends Error {
+  readonly code = SIM_HTTP;
   constructor(
     readonly status: number,
     message: string,
@@ -26,6 +31,10 @@ export class SimHttpError extends Error {
     };
   }
 }
+
+/** Whether `err` is an answer of the simulator's to send as it is (code `SIM_HTTP`). */
+export const isSimHttpError = (err: unknown): err is SimHttpError =>
+  err instanceof Error && (err as { readonly code?: unknown }).code === SIM_HTTP;
 
 /** A field's label as Payload derives it from the field name when none is configured (`startDate` → `Start Date`). */
 export const labelOf = (path: string): string => {

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { closeOnce } from '../close-all.js';
 import { UnderstudyError } from '../errors.js';
 import type { RouteSet } from '../vocabulary/collections.js';
 import { Prng } from './prng.js';
@@ -163,19 +164,18 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   const server = createSimServer(state, controls);
   await listen(server, opts.host ?? '127.0.0.1', opts.port ?? 0);
   state.origin = originOf(server);
-  let closing: Promise<void> | undefined;
   return {
     url: state.origin,
     tenants: state.tenants.map((t) => ({ slug: t.slug, key: t.key })),
     controls,
-    close: () => {
-      closing ??= new Promise<void>((resolve) => {
-        controls.stopMutator();
-        state.hooks.clear();
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-      return closing;
-    },
+    close: closeOnce(
+      () =>
+        new Promise<void>((resolve) => {
+          controls.stopMutator();
+          state.hooks.clear();
+          server.close(() => resolve());
+          server.closeAllConnections();
+        }),
+    ),
   };
 }

@@ -1,4 +1,4 @@
-import { ConfigError } from '../errors.js';
+import { ConfigError, hasCode } from '../errors.js';
 
 /**
  * A mirror's database server that cannot be reached (`US_CONFIG`, as a SQLite file that cannot be opened), whatever
@@ -17,3 +17,10 @@ export class DatabaseUnreachableError extends ConfigError {
     super(`cannot connect to ${shown}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
   }
 }
+
+/**
+ * Whether `err` says the mirror's database does not exist on its server (`US_CONFIG`, with `missing`): what a
+ * missing SQLite file is to SQLite (`status --check` reports it so).
+ */
+export const databaseMissing = (err: unknown): boolean =>
+  hasCode(err, 'US_CONFIG') && (err as { readonly missing?: unknown }).missing === true;

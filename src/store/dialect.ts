@@ -7,7 +7,7 @@ import type { ReadsConnection } from './reads/reads-connection.js';
 import type { SearchHit, SearchQuery } from './search-query.js';
 import { sqliteDialect } from './sqlite/sqlite-dialect.js';
 
-export { DatabaseUnreachableError } from './database-unreachable-error.js';
+export { DatabaseUnreachableError, databaseMissing } from './database-unreachable-error.js';
 
 /** A mirror opened read-only by a command that only reads it, with what only such a connection can do. */
 export interface ReaderConnection extends MirrorConnection {

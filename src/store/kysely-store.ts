@@ -1,4 +1,5 @@
-import { describeError, LeaseLostError, UnderstudyError } from '../errors.js';
+import { closeOnce } from '../close-all.js';
+import { describeError, isUnderstudyError, LeaseLostError, UnderstudyError } from '../errors.js';
 import type {
   ChangeKind,
   Lease,
@@ -17,7 +18,7 @@ import { parseExactJson } from '../vocabulary/exact-json.js';
 import type { TenantSlug, UpstreamDoc } from '../vocabulary/ids.js';
 import { inTransaction, type StoreEngine } from './engine.js';
 import { leases } from './lease-table.js';
-import { RecordRows, UnkeyedRecordError } from './record-rows.js';
+import { RecordRows } from './record-rows.js';
 import { appendRun } from './run-log.js';
 import { mirrorStatus } from './status-queries.js';
 import { syncStates } from './sync-state-table.js';
@@ -26,13 +27,9 @@ import { themeSchemas } from './theme-schema-table.js';
 const SCAN_CHUNK = 500;
 
 const storeError = (what: string, err: unknown): UnderstudyError =>
-  err instanceof UnderstudyError
+  isUnderstudyError(err)
     ? err
-    : new UnderstudyError(
-        'US_STORE',
-        err instanceof UnkeyedRecordError ? err.message : `store: ${what} failed: ${describeError(err)}`,
-        { cause: err },
-      );
+    : new UnderstudyError('US_STORE', `store: ${what} failed: ${describeError(err)}`, { cause: err });
 
 /**
  * The mirror over one engine (SQLite or PostgreSQL): every method is one transaction on one connection, every query
@@ -41,7 +38,7 @@ const storeError = (what: string, err: unknown): UnderstudyError =>
  */
 export class KyselyStore implements Store {
   private readonly rows: RecordRows;
-  private closing: Promise<void> | undefined;
+  private readonly closeEngine = closeOnce(() => this.engine.close());
 
   /** `clock`: what lease expiry and renewal are reckoned by (a test's clock, moved by hand; default the real one). */
   constructor(
@@ -183,7 +180,6 @@ export class KyselyStore implements Store {
   }
 
   close(): Promise<void> {
-    this.closing ??= this.engine.close();
-    return this.closing;
+    return this.closeEngine();
   }
 }

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { ChangeFeedReader } from '../changes/change-log-port.js';
-import { ConfigError, UnderstudyError } from '../errors.js';
+import { ConfigError, isUnderstudyError, UnderstudyError } from '../errors.js';
 import type { MirrorStatus } from '../sync/store-port.js';
 import { type CollectionSlug, tableFor } from '../vocabulary/collections.js';
 import { parseExactJson } from '../vocabulary/exact-json.js';
@@ -156,7 +156,7 @@ export async function openMirrorReader(database: string, opts: MirrorReaderOptio
     await assertMirror(connection, database, opts.schema);
   } catch (err) {
     await connection.close();
-    if (err instanceof UnderstudyError) throw err;
+    if (isUnderstudyError(err)) throw err;
     throw new ConfigError(`cannot read database ${database}: ${(err as Error).message}`, { cause: err });
   }
   return readerOver(database, connection);

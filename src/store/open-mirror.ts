@@ -1,5 +1,5 @@
 import type { ChangeLog } from '../changes/change-log-port.js';
-import { UnderstudyError } from '../errors.js';
+import { isUnderstudyError, UnderstudyError } from '../errors.js';
 import type { CheckStore } from '../sync/self-check.js';
 import type { Store } from '../sync/store-port.js';
 import type { WatchStore } from '../sync/watch-port.js';
@@ -38,7 +38,7 @@ export async function openMigratedEngine(database: string | Dialect): Promise<St
     await migrateToLatest(engine.db);
   } catch (err) {
     await engine.close().catch(() => undefined);
-    throw err instanceof UnderstudyError
+    throw isUnderstudyError(err)
       ? err
       : new UnderstudyError('US_STORE', `store: migrate failed: ${(err as Error).message}`, { cause: err });
   }

@@ -1,4 +1,5 @@
 import { CompiledQuery, type Kysely, type RawBuilder, sql } from 'kysely';
+import { UnderstudyError } from '../errors.js';
 import type { RowVersion, VersionRange } from '../sync/self-check.js';
 import { type DeleteReason, type Position, PUBLISHED, type SyncKey } from '../sync/store-port.js';
 import type { JsonValue, UpstreamDoc } from '../vocabulary/ids.js';
@@ -104,9 +105,6 @@ interface RowValues {
   readonly id: string;
   readonly values: SqlValue[];
 }
-
-/** Thrown for a record the store cannot key. */
-export class UnkeyedRecordError extends Error {}
 
 /**
  * The record rows of one engine: set-based statements over a key's rows. Newer-wins lives in the upsert's
@@ -300,7 +298,7 @@ export class RecordRows {
       const id = docKey(key.collection, doc);
       if (id === null) {
         const what = key.collection === 'media' ? 'neither an id nor a filename' : 'no id';
-        throw new UnkeyedRecordError(`store: ${key.collection} record at index ${i} has ${what}`);
+        throw new UnderstudyError('US_STORE', `store: ${key.collection} record at index ${i} has ${what}`);
       }
       const values: SqlValue[] = [...scope, id];
       // deleted_at and deleted_reason NULL: a record written is live (a revive clears both).

@@ -1,4 +1,4 @@
-import { UnderstudyError, UpstreamError } from '../errors.js';
+import { codeOf, hasCode, isStop, isUpstreamError, UnderstudyError, type UpstreamError } from '../errors.js';
 import type { CallOptions, PartnersClient } from '../partners/partners-client.js';
 import { COLLECTIONS, type CollectionSlug, isCollectionSlug } from '../vocabulary/collections.js';
 import { isJsonObject } from '../vocabulary/ids.js';
@@ -29,18 +29,18 @@ export function routesFromOpenApi(doc: unknown): Omit<ReadRoutes, 'source'> | nu
 }
 
 /** A 403: what the Partners API never answers for a key it refuses (401), but other servers do (Payload's `/api`). */
-const forbidden = (err: unknown): err is UpstreamError => err instanceof UpstreamError && err.status === 403;
+const forbidden = (err: unknown): err is UpstreamError => isUpstreamError(err) && err.status === 403;
 
 /**
  * `baseUrl` is not the Partners API's origin: its routes answer 403 where the API answers 401 for a refused key,
- * its public description included. The message is what follows "baseUrl <url>" (`US_NOT_FOUND`, as for a path
- * where nothing answers).
+ * its public description included. The message is what follows "baseUrl <url>" (`US_WRONG_BASE_URL`; exit 1, as
+ * `US_NOT_FOUND` for a path where nothing answers).
  */
 export class WrongBaseUrlError extends UnderstudyError {
   constructor(readonly answer: UpstreamError) {
     const said = (answer.upstreamMessage ?? 'Forbidden').replace(/\.+$/, '');
     super(
-      'US_NOT_FOUND',
+      'US_WRONG_BASE_URL',
       `looks wrong: its routes answer 403 (${said}) where the Partners API answers 200, or 401 for a refused key`,
       { cause: answer },
     );
@@ -51,7 +51,7 @@ export class WrongBaseUrlError extends UnderstudyError {
  * Learns what the upstream serves: from its OpenAPI description, else by probing each list route with
  * `limit=1` (a 404 or 405 means "not served"; get-by-id is then assumed wherever it is needed). Throws the
  * description's error when the upstream cannot be reached, `US_NOT_FOUND` when no list route is served, and
- * `US_NOT_FOUND` saying baseUrl looks wrong when the public description and a list route both answer 403.
+ * `US_WRONG_BASE_URL` (baseUrl looks wrong) when the public description and a list route both answer 403.
  */
 export async function discoverRoutes(client: PartnersClient, opts: CallOptions): Promise<ReadRoutes> {
   // The description is a public route: a 403 there says the server is not the Partners API, not that the key is
@@ -64,8 +64,8 @@ export async function discoverRoutes(client: PartnersClient, opts: CallOptions):
     // A refused key, a stop, or a wait for the budget given up (parked): probing would meet the same. So would an
     // upstream that cannot be reached at all (no answer after every retry): say so, rather than name a collection.
     if (forbidden(err)) described403 = err;
-    else if (err instanceof UnderstudyError && (err.code === 'US_AUTH' || err.code === 'US_ABORTED')) throw err;
-    if (err instanceof UpstreamError && err.status === 0) throw err;
+    else if (hasCode(err, 'US_AUTH') || isStop(err)) throw err;
+    if (isUpstreamError(err) && err.status === 0) throw err;
     if (opts.signal.aborted) throw err;
   }
   const list = new Set<CollectionSlug>();
@@ -80,7 +80,8 @@ export async function discoverRoutes(client: PartnersClient, opts: CallOptions):
         forbiddenAll = err;
         continue;
       }
-      if (!(err instanceof UnderstudyError) || (err.code !== 'US_NOT_FOUND' && err.code !== 'US_UPSTREAM')) throw err;
+      const code = codeOf(err);
+      if (code !== 'US_NOT_FOUND' && code !== 'US_UPSTREAM') throw err;
     }
   }
   if (forbiddenAll) throw list.size === 0 ? new WrongBaseUrlError(forbiddenAll) : forbiddenAll;

@@ -1,4 +1,4 @@
-import { describeError, UpstreamError } from '../errors.js';
+import { describeError, hasCode } from '../errors.js';
 import type { Logger } from '../log.js';
 import { hasMore } from '../partners/list-envelope.js';
 import type { CallOptions, ListQuery, PartnersClient } from '../partners/partners-client.js';
@@ -53,7 +53,7 @@ export async function existingAsDrafts(
       try {
         listed = await deps.client.listPage(q, deps.opts);
       } catch (err) {
-        if (!(err instanceof UpstreamError) || err.code !== 'US_UPSTREAM') throw err;
+        if (!hasCode(err, 'US_UPSTREAM')) throw err;
         deps.log?.warn({ collection, err: describeError(err) }, 'draft lookup refused');
         break lookup;
       }

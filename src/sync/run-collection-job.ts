@@ -1,4 +1,4 @@
-import { isUnderstudyError } from '../errors.js';
+import { hasCode, isUnderstudyError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { parkedBy } from '../partners/gate-parking.js';
 import { COLLECTIONS, type CollectionSlug, isCollectionSlug } from '../vocabulary/collections.js';
@@ -80,7 +80,7 @@ export function readCollectionTarget(raw: unknown): CollectionTarget | { readonl
 export function decideCollectionFailure(err: unknown, stopping: boolean): CollectionJobDecision {
   if (stopping) return { kind: 'delay', reason: 'hand-back', delayMs: 0 };
   if (parkedBy(err)) return { kind: 'park', error: err };
-  if (isUnderstudyError(err) && err.code === 'US_AUTH') return { kind: 'fail', message: `key refused: ${err.message}` };
+  if (hasCode(err, 'US_AUTH')) return { kind: 'fail', message: `key refused: ${err.message}` };
   return { kind: 'retry', error: err };
 }
 

@@ -1,4 +1,4 @@
-import { isUnderstudyError } from '../errors.js';
+import { hasCode } from '../errors.js';
 import type { Logger } from '../log.js';
 import { type CollectionSlug, isCollectionSlug } from '../vocabulary/collections.js';
 import { isTenantSlug, type TenantSlug, tenantSlug } from '../vocabulary/ids.js';
@@ -59,8 +59,7 @@ export async function runTenantJob(
     configured = await deps.collectionsOf(data.tenant, signal ?? new AbortController().signal);
   } catch (err) {
     // Route discovery may already meet a refused key: that fails the job at once, like a collection job.
-    if (isUnderstudyError(err) && err.code === 'US_AUTH')
-      return { kind: 'fail', message: `key refused: ${err.message}` };
+    if (hasCode(err, 'US_AUTH')) return { kind: 'fail', message: `key refused: ${err.message}` };
     throw err;
   }
   if (!configured) return { kind: 'fail', message: `tenant "${data.tenant}" is not in the config` };

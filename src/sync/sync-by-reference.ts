@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { UpstreamError } from '../errors.js';
+import { hasCode } from '../errors.js';
 import { type RecordId, recordId, type UpstreamDoc } from '../vocabulary/ids.js';
 import { edgesTo, refId, refValues } from './references.js';
 import { PUBLISHED, type SyncState } from './store-port.js';
@@ -41,7 +41,7 @@ export async function syncByReference(run: Run, spec: VariantSpec, mode: SyncMod
     try {
       doc = await client.getById(run.collection, recordId(id) as RecordId, { ...spec.query, depth: 0 }, run.opts);
     } catch (err) {
-      if (err instanceof UpstreamError && err.status === 404) continue; // referenced but gone: not mirrored
+      if (hasCode(err, 'US_NOT_FOUND')) continue; // referenced but gone: not mirrored
       throw err;
     }
     run.counted(

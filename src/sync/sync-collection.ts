@@ -1,4 +1,4 @@
-import { describeError, LeaseLostError, UnderstudyError, UpstreamError } from '../errors.js';
+import { codeOf, describeError, hasCode, isStop, isUpstreamError, LeaseLostError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { type CollectionSlug, THEME_SCHEMA_COLLECTIONS } from '../vocabulary/collections.js';
 import { DEFAULT_LEASE_TTL_MS, keepLease, leaseHolder, takeLease } from './collection-lease.js';
@@ -23,7 +23,7 @@ async function syncThemeSchema(run: Run): Promise<void> {
     const schema = await run.deps.client.themeSettingsSchema(run.collection, run.opts);
     await run.deps.store.saveThemeSchema(run.tenant, run.collection, schema, run.now());
   } catch (err) {
-    if (err instanceof UnderstudyError && (err.code === 'US_AUTH' || err.code === 'US_ABORTED')) throw err;
+    if (hasCode(err, 'US_AUTH') || isStop(err)) throw err;
     run.deps.log.warn({ collection: run.collection, err: describeError(err) }, 'theme-settings schema not mirrored');
   }
 }
@@ -110,13 +110,9 @@ async function mirrorLeased(
     failure = err;
   }
   await keeper.stop();
-  if (lost && !(failure instanceof UnderstudyError && failure.code === 'US_LEASE_LOST'))
-    failure = new LeaseLostError(lease);
+  if (lost && !hasCode(failure, 'US_LEASE_LOST')) failure = new LeaseLostError(lease);
   return failure;
 }
-
-const codeOf = (failure: unknown): string | undefined =>
-  failure instanceof UnderstudyError ? failure.code : undefined;
 
 /**
  * A failure into the report and, when the run still holds its lease, into the sync state (`lastError`); then the
@@ -129,7 +125,7 @@ async function settle(run: Run, failure: unknown, lease: Lease | null): Promise<
     if (code) run.report.errorCode = code;
   }
   // A graceful stop is not a failure: committed pages stay, the next run resumes, and status shows no error.
-  const stopped = code === 'US_ABORTED';
+  const stopped = isStop(failure);
   const fencedOff = code === 'US_LEASE_LOST';
   if (failure && !stopped && !fencedOff && lease) {
     // Fenced like every commit: a run that lost its lease leaves the state to the run that took it.
@@ -142,7 +138,7 @@ async function settle(run: Run, failure: unknown, lease: Lease | null): Promise<
 }
 
 /** No answer came at all, retries included (refused, reset, timed out): the upstream cannot be reached. */
-const unreachable = (err: unknown): boolean => err instanceof UpstreamError && err.status === 0;
+const unreachable = (err: unknown): boolean => isUpstreamError(err) && err.status === 0;
 
 /** How a run ended, as `sync_runs.status` says it. */
 type RunStatus = 'stopped' | 'failed' | 'skipped' | 'ok';
@@ -200,11 +196,16 @@ async function endRun(
   }
   await settle(run, failure, taken.lease);
   const code = codeOf(failure);
-  const status: RunStatus =
-    code === 'US_ABORTED' ? 'stopped' : failure ? 'failed' : taken.skipped || taken.locked ? 'skipped' : 'ok';
+  const status: RunStatus = isStop(failure)
+    ? 'stopped'
+    : failure
+      ? 'failed'
+      : taken.skipped || taken.locked
+        ? 'skipped'
+        : 'ok';
   await recordRun(run, target, mode, status);
   logOutcome(log, run, status, code, opts.quiet === true);
-  if (code === 'US_AUTH' || code === 'US_ABORTED') throw failure;
+  if (code === 'US_AUTH' || isStop(failure)) throw failure;
   if (opts.throwUnreachable && unreachable(failure)) throw failure;
   return run.report;
 }

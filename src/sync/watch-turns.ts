@@ -1,5 +1,5 @@
 import pLimit from 'p-limit';
-import { describeError, UnderstudyError } from '../errors.js';
+import { describeError, hasCode } from '../errors.js';
 import { type CallOptions, type PartnersClient, withCallOptions } from '../partners/partners-client.js';
 import type { ScheduleClock } from './schedule-clock.js';
 import type { CollectionReport } from './sync-collection.js';
@@ -179,7 +179,7 @@ export class WatchTurns {
   /** A failed turn: logged; a refused key stops the watch of its tenants (one line) until the config changes. */
   private failed(e: Watched, err: unknown): void {
     const slug = e.tenant.target.slug;
-    if (err instanceof UnderstudyError && err.code === 'US_AUTH') {
+    if (hasCode(err, 'US_AUTH')) {
       this.ctx.refused(e, err);
       return;
     }

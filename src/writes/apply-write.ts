@@ -1,4 +1,4 @@
-import { describeError, UnderstudyError, UpstreamError } from '../errors.js';
+import { describeError, hasCode, isUpstreamError, UnderstudyError } from '../errors.js';
 import type { BulkResult, CallOptions } from '../partners/partners-client.js';
 import { docKey } from '../store/extract-row.js';
 import { PUBLISHED, type SyncKey } from '../sync/store-port.js';
@@ -120,7 +120,7 @@ async function applyDelete(deps: WriteDeps, data: DeleteJob, opts: ApplyOptions)
     await client.delete(data.collection, recordId(data.id), { signal: opts.signal });
   } catch (err) {
     // The earlier attempt may have deleted it: a 404 now means the delete is done.
-    if (!(opts.priorUnknown && err instanceof UpstreamError && err.status === 404)) throw err;
+    if (!(opts.priorUnknown && hasCode(err, 'US_NOT_FOUND'))) throw err;
     note = 'already gone after unknown outcome';
   }
   let mirrorError: string | undefined;
@@ -230,8 +230,7 @@ export async function findCreated(deps: WriteDeps, data: CreateJob, call: CallOp
     );
     return page.docs[0] ?? null;
   } catch (err) {
-    const noRoute =
-      err instanceof UpstreamError && (err.status === 404 || err.status === 405) && err.code !== 'US_AUTH';
+    const noRoute = hasCode(err, 'US_NOT_FOUND') || (isUpstreamError(err) && err.status === 405);
     if (!noRoute) throw err;
   }
   let hit: UpstreamDoc | null = null;

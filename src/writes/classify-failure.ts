@@ -1,5 +1,5 @@
-import { BadResponseError, describeError, UnderstudyError, UpstreamError } from '../errors.js';
-import { GateParkedError } from '../partners/gate-parking.js';
+import { describeError, hasCode, isUnderstudyError, isUpstreamError } from '../errors.js';
+import { isGateParked } from '../partners/gate-parking.js';
 
 /** What to do about a failed write attempt. */
 export type FailureClass =
@@ -30,13 +30,13 @@ const MAYBE_APPLIED = new Set([500, 502, 503, 504]);
 
 /** Sorts an error from a write attempt into the retry classes of docs/writes.md. */
 export function classifyFailure(err: unknown, defaultRateWaitMs = 1000): FailureClass {
-  if (err instanceof GateParkedError) {
+  if (isGateParked(err)) {
     return { kind: 'rate', waitMs: err.retryInMs, parked: true };
   }
-  if (err instanceof UnderstudyError && err.code === 'US_ABORTED') {
-    return { kind: 'aborted', unknownOutcome: err instanceof UpstreamError && err.outcome === 'unknown' };
+  if (hasCode(err, 'US_ABORTED')) {
+    return { kind: 'aborted', unknownOutcome: isUpstreamError(err) && err.outcome === 'unknown' };
   }
-  if (err instanceof UpstreamError) {
+  if (isUpstreamError(err)) {
     const message = err.message;
     if (err.status === 429) {
       return { kind: 'rate', waitMs: err.retryAfterMs ?? defaultRateWaitMs, parked: false };
@@ -54,11 +54,11 @@ export function classifyFailure(err: unknown, defaultRateWaitMs = 1000): Failure
     }
     return { kind: 'final', status: err.status, message, code: err.code };
   }
-  if (err instanceof BadResponseError) {
+  if (hasCode(err, 'US_BAD_RESPONSE')) {
     // A 2xx whose body we cannot use: the write was most likely applied, so treat it as an unknown outcome.
     return { kind: 'retry', unknownOutcome: true, status: null, message: err.message, code: err.code };
   }
-  if (err instanceof UnderstudyError) {
+  if (isUnderstudyError(err)) {
     const retry = err.code === 'US_UPSTREAM_UNAVAILABLE' || err.code === 'US_STORE' || err.code === 'US_REDIS';
     return retry
       ? { kind: 'retry', unknownOutcome: false, status: null, message: err.message, code: err.code }

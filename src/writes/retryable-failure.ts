@@ -11,6 +11,7 @@ const RETRYABLE_CODES = new Set([
   'US_STORE',
   'US_TIMEOUT',
   'US_ABORTED',
+  'US_GATE_PARKED',
   'US_INTERNAL',
 ]);
 

@@ -1,4 +1,4 @@
-import { describeError, UpstreamError } from '../errors.js';
+import { describeError, hasCode } from '../errors.js';
 import type { CallOptions, Reservation } from '../partners/partners-client.js';
 import { docKey } from '../store/extract-row.js';
 import { PUBLISHED, type SyncKey } from '../sync/store-port.js';
@@ -308,8 +308,7 @@ async function followUnpublished(
   try {
     published = await deps.client.getById(collection, recordId(data.id), { depth: 0 }, call);
   } catch (err) {
-    if (!(err instanceof UpstreamError && err.status === 404 && err.code !== 'US_AUTH'))
-      mirrorError = describeError(err);
+    if (!hasCode(err, 'US_NOT_FOUND')) mirrorError = describeError(err);
   }
   const note =
     `UNPUBLISHED by the upstream: its answer to this update says _status "draft" for ${collection} ${data.id}, ` +

@@ -1,4 +1,4 @@
-import { UnderstudyError, UpstreamError } from '../errors.js';
+import { hasCode, UnderstudyError } from '../errors.js';
 import type { CallOptions, PartnersClient } from '../partners/partners-client.js';
 import type { CollectionSlug } from '../vocabulary/collections.js';
 import { isJsonObject, type JsonObject, type JsonValue, recordId, type UpstreamDoc } from '../vocabulary/ids.js';
@@ -142,7 +142,7 @@ export async function readVersion(
       call,
     );
   } catch (err) {
-    if (err instanceof UpstreamError && err.status === 404 && err.code !== 'US_AUTH') return null;
+    if (hasCode(err, 'US_NOT_FOUND')) return null;
     throw err;
   }
 }

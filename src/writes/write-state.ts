@@ -1,4 +1,4 @@
-import { UnderstudyError } from '../errors.js';
+import { hasCode, UnderstudyError } from '../errors.js';
 import type { BulkFailure, WriteLogEntry } from './write-log.js';
 import { readProgress } from './write-progress.js';
 
@@ -187,3 +187,10 @@ export class WriteWaitTimeoutError extends UnderstudyError {
     super('US_TIMEOUT', `write ${last.jobId} is still ${last.state} after ${timeoutMs} ms${why ? `: ${why}` : ''}`);
   }
 }
+
+/**
+ * Whether `err` is `waitForWrite` running out of time: `US_TIMEOUT` with the write's `last` state (the code is
+ * public, docs/writes.md; a statement's own time limit, also `US_TIMEOUT`, carries no write).
+ */
+export const isWriteWaitTimeout = (err: unknown): err is WriteWaitTimeoutError =>
+  hasCode(err, 'US_TIMEOUT') && 'last' in err;

@@ -270,3 +270,32 @@ describe('import rules (docs/architecture.md)', () => {
     expect(show(missing)).toEqual([]);
   });
 });
+
+describe('errors (docs/errors.md)', () => {
+  it("callers branch on an error's code: no `instanceof` one of the project's errors outside src/errors.ts", () => {
+    const texts = new Map(
+      [...sourceFiles('src'), ...sourceFiles('jobs')].map((f) => [f, readFileSync(join(root, f), 'utf8')] as const),
+    );
+    // The project's error classes: each `class XError extends Y` whose Y is `Error` or one of them.
+    const parents = new Map<string, string>();
+    for (const text of texts.values())
+      for (const [, name = '', parent = ''] of text.matchAll(/\bclass\s+(\w+)\s+extends\s+(\w+)/g))
+        parents.set(name, parent);
+    const isError = (name: string, depth = 0): boolean => {
+      const parent = parents.get(name);
+      return parent === 'Error' || (parent !== undefined && depth < 10 && isError(parent, depth + 1));
+    };
+    const ours = new Set([...parents.keys()].filter((n) => n.endsWith('Error') && isError(n)));
+    expect([...ours]).toEqual(expect.arrayContaining(['UnderstudyError', 'UpstreamError', 'GateParkedError']));
+    // The one class test is `isUnderstudyError` (src/errors.ts); foreign classes (TypeError, CommanderError,
+    // BullMQ's UnrecoverableError) are not ours to give a code.
+    const offenders = [...texts]
+      .filter(([file]) => file !== 'src/errors.ts')
+      .flatMap(([file, text]) =>
+        [...text.matchAll(/\binstanceof\s+(\w+)/g)]
+          .filter(([, name = '']) => ours.has(name))
+          .map(([found]) => `${file}: ${found}`),
+      );
+    expect(offenders).toEqual([]);
+  });
+});

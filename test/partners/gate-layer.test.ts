@@ -97,7 +97,7 @@ describe('gate layer', () => {
     await vi.advanceTimersByTimeAsync(100);
     const parked = await read;
     expect(parked).toBeInstanceOf(GateParkedError);
-    expect(parked).toMatchObject({ code: 'US_ABORTED', waitedMs: 100, retryInMs: 500, kind: 'read' });
+    expect(parked).toMatchObject({ code: 'US_GATE_PARKED', waitedMs: 100, retryInMs: 500, kind: 'read' });
     await vi.advanceTimersByTimeAsync(60_000);
     expect(await write).toBe('answer');
     await gate.close();

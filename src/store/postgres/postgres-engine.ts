@@ -1,5 +1,6 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
+import { closeOnce } from '../../close-all.js';
 import type { Database } from '../db-schema.js';
 import type { StoreEngine } from '../engine.js';
 import { poolConfig } from './pool-config.js';
@@ -42,17 +43,13 @@ export function postgresEngine(url: string, opts: PostgresEngineOptions = {}): S
   // An idle connection the server drops (a restart, a failover) must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  let closing: Promise<void> | undefined;
   return {
     db,
     begin: 'begin',
     serialiseChanges: lockChangeLog,
     maxParameters: PG_MAX_PARAMETERS,
     continueKeys: (table, column) => continueSequence(db, table, column),
-    close() {
-      closing ??= db.destroy();
-      return closing;
-    },
+    close: closeOnce(() => db.destroy()),
   };
 }
 

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import Cursor from 'pg-cursor';
-import { UnderstudyError, UsageError } from '../../errors.js';
+import { isUnderstudyError, UnderstudyError, UsageError } from '../../errors.js';
 import { type ColumnKind, leadingVerb, type ReadOnlyQuery } from '../read-only-query.js';
 import { JSON_COLUMNS } from '../schema-catalog.js';
 import { poolConfig } from './pool-config.js';
@@ -55,7 +55,7 @@ const plain = (v: unknown): unknown => (v instanceof Date ? v.toISOString() : v)
 export const DEFAULT_STATEMENT_TIMEOUT_MS = 10 * 60_000;
 
 const failure = (err: unknown): UnderstudyError => {
-  if (err instanceof UnderstudyError) return err;
+  if (isUnderstudyError(err)) return err;
   const e = err as { code?: string; message?: string };
   const msg = e.message ?? String(err);
   if (e.code === '57014')

@@ -1,5 +1,6 @@
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
+import { closeOnce } from '../../close-all.js';
 import { UnderstudyError } from '../../errors.js';
 import type { Database } from '../db-schema.js';
 import { postgresJson } from '../reads/json-sql.js';
@@ -25,15 +26,11 @@ export async function openPostgresReads(url: string, timeoutMs: number, connecti
     await db.destroy().catch(() => undefined);
     throw postgresUnreachable(url, err);
   }
-  let closing: Promise<void> | undefined;
   return {
     db,
     json: postgresJson,
     guard: null,
-    close() {
-      closing ??= db.destroy();
-      return closing;
-    },
+    close: closeOnce(() => db.destroy()),
     failure: (err) =>
       (err as { code?: string }).code === '57014'
         ? new UnderstudyError('US_TIMEOUT', `a read ran past its time limit (${timeoutMs} ms)`, { cause: err })

@@ -1,5 +1,5 @@
 import { CompiledQuery, type Kysely, sql } from 'kysely';
-import { UnderstudyError } from '../../errors.js';
+import { isUnderstudyError, UnderstudyError } from '../../errors.js';
 import type { CollectionSlug } from '../../vocabulary/collections.js';
 import { asDialect, type Dialect } from '../dialect.js';
 import { compileFilter } from './compile-filter.js';
@@ -99,7 +99,7 @@ class SqlMirrorReads implements MirrorReads {
       return ('sql' in q ? await this.db.executeQuery<R>(q) : await q.execute(this.db)).rows as R[];
     } catch (err) {
       const e = this.conn.failure(err);
-      if (e instanceof UnderstudyError) throw e;
+      if (isUnderstudyError(e)) throw e;
       throw new UnderstudyError('US_STORE', `store: a read failed: ${(err as Error).message}`, { cause: err });
     }
   }

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { UnderstudyError } from '../../errors.js';
+import { isUnderstudyError, UnderstudyError } from '../../errors.js';
 import type { BackupResult } from '../backup.js';
 
 /** Whether two paths name one file: the same path once resolved (links followed), or the same inode. */
@@ -71,7 +71,7 @@ export async function backupSqlite(
     return { path: dest, bytes: statSync(dest).size, pages: totalPages };
   } catch (err) {
     rmSync(tmp, { force: true });
-    if (err instanceof UnderstudyError) throw err;
+    if (isUnderstudyError(err)) throw err;
     throw new UnderstudyError('US_STORE', `backup of ${from} failed: ${(err as Error).message}`, { cause: err });
   }
 }

@@ -1,4 +1,5 @@
 import { statSync } from 'node:fs';
+import { closeOnce } from '../../close-all.js';
 import type { MirrorConnection, StoreEngine } from '../engine.js';
 import type { OpenDatabase } from './open-database.js';
 import type { WriteQueue } from './write-queue.js';
@@ -8,17 +9,13 @@ const SQLITE_MAX_PARAMETERS = 32766;
 
 /** The connection as a `MirrorConnection`: closing it destroys Kysely and closes the handle. */
 export function sqliteConnection({ db, raw }: OpenDatabase): MirrorConnection {
-  let closing: Promise<void> | undefined;
   return {
     db,
-    close() {
-      closing ??= (async () => {
-        await db.destroy();
-        // Kysely closes the connection only if it ever ran a query through its driver.
-        if (raw.open) raw.close();
-      })();
-      return closing;
-    },
+    close: closeOnce(async () => {
+      await db.destroy();
+      // Kysely closes the connection only if it ever ran a query through its driver.
+      if (raw.open) raw.close();
+    }),
   };
 }
 

@@ -1,5 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import { UnderstudyError, UsageError } from '../../errors.js';
+import { isUnderstudyError, UnderstudyError, UsageError } from '../../errors.js';
 import { assertReadOnly, type ReadOnlyQuery } from '../read-only-query.js';
 import { JSON_COLUMNS } from '../schema-catalog.js';
 import { openReadOnlyDatabase } from './read-only-database.js';
@@ -48,7 +48,7 @@ export function openSqliteQuery(
           }
           if (batch.length > 0) yield batch;
         } catch (err) {
-          if (err instanceof UnderstudyError) throw err;
+          if (isUnderstudyError(err)) throw err;
           throw new UnderstudyError('US_STORE', (err as Error).message, { cause: err });
         }
       },
