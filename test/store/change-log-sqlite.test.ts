@@ -2,7 +2,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { createTestDatabase, pgQuery } from '../helpers/postgres.js';
 import { changeLogContract } from './change-log-contract.js';
 
 changeLogContract('SQLite', async () => {
@@ -20,9 +19,4 @@ changeLogContract('SQLite', async () => {
     },
     drop: async () => rmSync(dir, { recursive: true, force: true }),
   };
-});
-
-changeLogContract('PostgreSQL', async () => {
-  const db = await createTestDatabase();
-  return { database: db.url, query: (q, params) => pgQuery(db.url, q, params), drop: db.drop };
 });

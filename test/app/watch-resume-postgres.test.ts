@@ -1,0 +1,4 @@
+import { testDatabase } from '../helpers/postgres.js';
+import { watchResumeContract } from './watch-resume-contract.js';
+
+watchResumeContract('PostgreSQL', () => testDatabase());

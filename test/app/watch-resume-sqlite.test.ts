@@ -1,0 +1,3 @@
+import { watchResumeContract } from './watch-resume-contract.js';
+
+watchResumeContract('SQLite', async () => undefined);

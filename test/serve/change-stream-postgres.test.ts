@@ -1,0 +1,3 @@
+import { changeStreamContract } from './change-stream-contract.js';
+
+changeStreamContract('postgres');
