@@ -338,7 +338,11 @@ const BOOKKEEPING: readonly RelationNote[] = [
       "write's transaction; read in `seq` order up to where the feed has settled (PostgreSQL: `seq <= " +
       'understudy_settled_seq(since)`), a reader never misses a change that commits late (docs/changes.md)',
     columns: [
-      int('seq', 'grows with every change committed to the mirror; never reused (PostgreSQL: bigint identity)', true),
+      int(
+        'seq',
+        "grows with every change logged, in the order each record's changes were made (PostgreSQL: not commit order across records); never reused (PostgreSQL: bigint identity)",
+        true,
+      ),
       t('tenant', 'tenant slug', true),
       t('collection', 'collection slug as in the API path (`event-instances`)', true),
       t('id', 'record id (media: the filename when it has no id)', true),
