@@ -3,7 +3,10 @@ import type { ChangeKind, ChangeSource, DeleteReason } from '../sync/store-port.
 
 /** One row of the change log (the `changes` table), as `understudy changes --json` prints it. */
 export interface Change {
-  /** Grows with every change committed to this mirror; a reader that has seen N has seen every change below N. */
+  /**
+   * Grows with every change logged to this mirror, in the order the changes of one record were made; a reader of the
+   * feed (`ChangeLog.read`) that has seen N has seen every change below N.
+   */
   readonly seq: number;
   readonly tenant: string;
   /** The collection slug, as in the API path (`event-instances`). */
@@ -30,11 +33,11 @@ export interface Change {
   readonly reason: DeleteReason | null;
 }
 
-/** Which changes to read: those after `since`, matching every filter given, in `seq` order. */
+/** Which changes to read: those after `since`, matching every filter given, in `seq` order, up to the feed's end. */
 export interface ChangeFilter {
   /** Only changes with a greater `seq` (default 0: from the start). */
   readonly since?: number;
-  /** Only changes with a `seq` at most this (a horizon read once, so one batch never grows while read). */
+  /** Only changes with a `seq` at most this (an end read once, so one batch never grows while read). */
   readonly upTo?: number;
   readonly tenants?: readonly string[];
   readonly collections?: readonly string[];
@@ -65,13 +68,23 @@ export interface EndpointState {
 
 /**
  * The change log and the webhook endpoints' positions in it, in the mirror. Every method is one statement or one
- * transaction.
+ * transaction, but `settle`.
+ *
+ * The feed's end is where it has settled: every change at or below it has committed, and no transaction still
+ * running can log one below it. On SQLite that is the last change committed (one writer at a time, in `seq` order);
+ * on PostgreSQL, whose writers commit in parallel, a change that committed after a smaller seq still in flight
+ * waits behind it (docs/changes.md).
  */
 export interface ChangeLog {
-  /** The changes `filter` selects, in `seq` order. */
+  /** The changes `filter` selects, in `seq` order, up to the feed's end; never waits. */
   read(filter: ChangeFilter): Promise<Change[]>;
-  /** The greatest `seq` committed so far (0 when the log is empty). */
+  /** The feed's end (0 when the log is empty). */
   lastSeq(): Promise<number>;
+  /**
+   * Waits until every change committed before the call has settled (the transactions then in flight have ended),
+   * and returns the feed's end: a one-off read after it sees all of them. Returns at once on SQLite.
+   */
+  settle(opts?: { readonly signal?: AbortSignal }): Promise<number>;
   /** The smallest `seq` still kept (older ones were pruned); null when the log is empty. */
   firstSeq(): Promise<number | null>;
   /** Deletes the changes committed before `before` (ISO); returns how many. */
@@ -94,5 +107,5 @@ export interface ChangeLog {
 }
 
 /** What a read-only look at the change feed needs (`changes`, `status`): the log, the endpoints, the last checks. */
-export type ChangeFeedReader = Pick<ChangeLog, 'read' | 'lastSeq' | 'firstSeq' | 'endpoints'> &
+export type ChangeFeedReader = Pick<ChangeLog, 'read' | 'lastSeq' | 'settle' | 'firstSeq' | 'endpoints'> &
   Pick<CheckStore, 'lastChecks'>;

@@ -92,6 +92,9 @@ export async function changesCommand(argv: string[]): Promise<number> {
   // --quiet prints nothing but what --json or --nl asks for.
   const print = printer(format, values.quiet === true && format === 'text');
   print.open();
+  // A one-off read waits for the changes committed before it to settle (PostgreSQL: the transactions still in
+  // flight); --follow reads what has settled at once and the rest as it settles.
+  if (!values.follow) await log.settle();
   let at = await drain(log, filter, since, limit, (rows) => print.rows(rows));
   if (values.follow)
     await untilStopped(async (stop) => {

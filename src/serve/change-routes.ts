@@ -97,6 +97,8 @@ export function mountChangeRoutes(app: Hono<ServeEnv>, ctx: ServeContext): void 
     const limit = Math.min(MAX_LIMIT, count('limit', c.req.query('limit'), 1) ?? MAX_LIMIT);
     const feed = await feedOf(ctx);
     await assertKept(feed, since);
+    // As `changes` does: the changes committed before the request, once the transactions then in flight have ended.
+    await feed.settle({ signal: AbortSignal.any([c.req.raw.signal, ctx.stopping]) });
     return c.json(await feed.read({ ...filter, since, limit }));
   });
 

@@ -1,13 +1,33 @@
-import { type Kysely, sql } from 'kysely';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import type { Change, ChangeFeedReader, ChangeFilter, ChangeLog, EndpointState } from '../changes/change-log-port.js';
+import { UnderstudyError } from '../errors.js';
 import type { CheckCounts, CheckStore, RowVersion, StoredCheck, VersionRange } from '../sync/self-check.js';
 import type { ChangeKind, ChangeSource, DeleteReason, SyncKey } from '../sync/store-port.js';
 import type { CollectionSlug } from '../vocabulary/collections.js';
+import type { ChangeHorizon } from './change-horizon.js';
 import type { Database } from './db-schema.js';
-import type { StoreEngine } from './engine.js';
+import type { MirrorConnection, StoreEngine } from './engine.js';
 import { RecordRows } from './record-rows.js';
 
-type ChangeRowOut = Database['changes'] & { seq: number | string };
+/** The columns a change is read from (not its transaction's id and floor, which only the feed's end needs). */
+const CHANGE_COLUMNS = [
+  'seq',
+  'tenant',
+  'collection',
+  'id',
+  'variant',
+  'kind',
+  'updated_at_before',
+  'updated_at_after',
+  'fields',
+  'source',
+  'run_id',
+  'at',
+  'reason',
+] as const;
+
+type ChangeRowOut = Pick<Selectable<Database['changes']>, (typeof CHANGE_COLUMNS)[number]> & { seq: number | string };
 
 const asChange = (r: ChangeRowOut): Change => ({
   seq: Number(r.seq),
@@ -49,25 +69,56 @@ const asEndpoint = (r: Database['webhook_endpoints']): EndpointState => ({
   disabledReason: r.disabled_reason,
 });
 
+/** How long `settle` waits between two looks, at first and at most. */
+const SETTLE_POLL_MS = { first: 5, max: 250 };
+
 /**
  * The change log, the webhook endpoints' positions and the self-check's results, over one engine's Kysely. Built
  * from a whole engine it counts live rows too; from a read-only connection (`changesReader`) it only reads.
+ *
+ * Where the engine has a change horizon (PostgreSQL: writers commit in parallel), every read stops where the feed
+ * has settled, so a reader moving its position to the last seq it saw never passes a seq that may still commit.
  */
 export class KyselyChangeLog implements ChangeLog, CheckStore {
   private readonly rows: RecordRows | null;
   private readonly db: Kysely<Database>;
+  private readonly horizon: ChangeHorizon | undefined;
+  /** Every seq at or below it has settled (known so far: it only grows). */
+  private known = 0;
+  /** The mark taken while changes wait (see `settledAfter`), until it has passed. */
+  private pending: { readonly seq: number; readonly mark: string } | null = null;
 
-  constructor(engine: StoreEngine | { readonly db: Kysely<Database> }) {
+  constructor(engine: StoreEngine | MirrorConnection) {
     this.db = engine.db;
+    this.horizon = engine.changeHorizon;
     this.rows = 'maxParameters' in engine ? new RecordRows(engine) : null;
   }
 
+  /**
+   * The greatest seq H >= since such that every seq in (since, H] has settled (`ChangeHorizon.settled`). While
+   * changes wait behind a seq in flight or a hole, a mark is kept; once it has passed, every seq up to it has
+   * settled, holes and all, so the feed goes on without waiting for another writer.
+   */
+  private async settledAfter(horizon: ChangeHorizon, since: number): Promise<number> {
+    if (this.pending && (await horizon.passed(this.db, this.pending.mark))) {
+      this.known = Math.max(this.known, this.pending.seq);
+      this.pending = null;
+    }
+    const known = this.known;
+    const from = Math.max(since, known);
+    const { settled, last } = await horizon.settled(this.db, from);
+    // Only a look from a settled seq says that everything below its end has settled.
+    if (from === known) this.known = Math.max(this.known, settled);
+    if (last > settled && !this.pending) this.pending = await horizon.mark(this.db);
+    return settled;
+  }
+
   async read(filter: ChangeFilter): Promise<Change[]> {
-    let q = this.db
-      .selectFrom('changes')
-      .selectAll()
-      .where('seq', '>', filter.since ?? 0);
-    if (filter.upTo !== undefined) q = q.where('seq', '<=', filter.upTo);
+    const since = filter.since ?? 0;
+    const settled = this.horizon ? await this.settledAfter(this.horizon, since) : undefined;
+    const upTo = settled === undefined ? filter.upTo : Math.min(settled, filter.upTo ?? settled);
+    let q = this.db.selectFrom('changes').select(CHANGE_COLUMNS).where('seq', '>', since);
+    if (upTo !== undefined) q = q.where('seq', '<=', upTo);
     if (filter.tenants?.length) q = q.where('tenant', 'in', filter.tenants);
     if (filter.collections?.length) q = q.where('collection', 'in', filter.collections);
     const reasons = filter.reasons;
@@ -88,11 +139,25 @@ export class KyselyChangeLog implements ChangeLog, CheckStore {
   }
 
   async lastSeq(): Promise<number> {
+    if (this.horizon) return this.settledAfter(this.horizon, this.known);
     const r = await this.db
       .selectFrom('changes')
       .select(sql<number | string | null>`max(seq)`.as('seq'))
       .executeTakeFirst();
     return Number(r?.seq ?? 0);
+  }
+
+  async settle(opts: { readonly signal?: AbortSignal } = {}): Promise<number> {
+    const horizon = this.horizon;
+    if (!horizon) return this.lastSeq();
+    const { last } = await horizon.settled(this.db, this.known);
+    for (let wait = SETTLE_POLL_MS.first; ; wait = Math.min(wait * 2, SETTLE_POLL_MS.max)) {
+      const end = await this.settledAfter(horizon, this.known);
+      if (end >= last) return end;
+      await sleep(wait, undefined, opts.signal ? { signal: opts.signal } : {}).catch((err: unknown) => {
+        throw new UnderstudyError('US_ABORTED', 'stopped waiting for the change feed to settle', { cause: err });
+      });
+    }
   }
 
   async firstSeq(): Promise<number | null> {
@@ -231,5 +296,5 @@ export class KyselyChangeLog implements ChangeLog, CheckStore {
   }
 }
 
-/** The change feed over a read-only connection: reads only (`changes`, `status`). */
-export const changesReader = (db: Kysely<Database>): ChangeFeedReader => new KyselyChangeLog({ db });
+/** The change feed over a read-only connection: reads only (`changes`, `status`, `serve`). */
+export const changesReader = (connection: MirrorConnection): ChangeFeedReader => new KyselyChangeLog(connection);

@@ -20,6 +20,11 @@ export const COPIED_TABLES: readonly {
    * every record copied above as an insert of its own; the source's log (its seqs too) is the one to keep.
    */
   readonly replace?: boolean;
+  /**
+   * Columns left NULL in the target: the change log's transaction ids and floors name transactions of the source's
+   * server, which mean nothing in the target's (a change without them has settled, as every copied one has).
+   */
+  readonly cleared?: readonly string[];
 }[] = [
   ...COLLECTIONS.map((c) => ({ table: tableFor(c), key: ['tenant', 'id'] })),
   { table: 'doc_variants', key: ['collection', 'tenant', 'id', 'variant'] },
@@ -27,7 +32,7 @@ export const COPIED_TABLES: readonly {
   { table: 'sync_runs', key: ['id'] },
   { table: 'write_log', key: ['job_id'] },
   { table: 'theme_settings_schemas', key: ['tenant', 'collection'] },
-  { table: 'changes', key: ['seq'], replace: true },
+  { table: 'changes', key: ['seq'], replace: true, cleared: ['xid', 'seq_floor'] },
   { table: 'webhook_endpoints', key: ['id'] },
   { table: 'mirror_checks', key: ['tenant', 'collection', 'variant'] },
 ];
@@ -75,7 +80,7 @@ type CopyOptions = { readonly onTable?: (t: CopiedTable) => void; readonly signa
 async function copyRows(
   src: Kysely<LooseDatabase>,
   target: StoreEngine,
-  { table, key }: (typeof COPIED_TABLES)[number],
+  { table, key, cleared = [] }: (typeof COPIED_TABLES)[number],
   signal: AbortSignal | undefined,
 ): Promise<number> {
   const dst = target.db as unknown as Kysely<LooseDatabase>;
@@ -87,7 +92,9 @@ async function copyRows(
     const rows = await q.limit(CHUNK).offset(offset).execute();
     if (rows.length === 0) return copied;
     offset += rows.length;
-    const values = rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, portable(v)])));
+    const values = rows.map((r) =>
+      Object.fromEntries(Object.entries(r).map(([k, v]) => [k, cleared.includes(k) ? null : portable(v)])),
+    );
     const res = await dst
       .insertInto(table)
       .values(values)

@@ -123,6 +123,16 @@ export interface ChangesTable {
   at: string;
   /** A delete's reason (`deleted` or `unpublished`, as the row's `deleted_reason`); NULL for every other kind. */
   reason: string | null;
+  /**
+   * PostgreSQL: the id of the transaction that wrote the change (`xid8`, as text), set by the column's default;
+   * NULL on SQLite, for changes logged before migration 2026-11-28-070, and for changes copied from another mirror.
+   */
+  xid: Generated<string | null>;
+  /**
+   * PostgreSQL: how far the change sequence had gone before that transaction took its id (every seq up to it
+   * belongs to an older transaction), where its writer noted it; else NULL.
+   */
+  seq_floor: Generated<number | string | null>;
 }
 
 /** Where each webhook endpoint stands (never its secret). */

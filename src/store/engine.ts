@@ -1,9 +1,15 @@
 import { type Kysely, sql } from 'kysely';
+import type { ChangeHorizon } from './change-horizon.js';
 import type { Database } from './db-schema.js';
 
 /** A connection (or pool) to a mirror and its Kysely instance. */
 export interface MirrorConnection {
   readonly db: Kysely<Database>;
+  /**
+   * How far the change feed has settled, where the engine's writers commit out of `seq` order (PostgreSQL);
+   * without it, every seq shown has settled (SQLite).
+   */
+  readonly changeHorizon?: ChangeHorizon;
   /** Closes the connection (pool). Idempotent. */
   close(): Promise<void>;
 }
@@ -26,13 +32,12 @@ export interface StoreEngine extends MirrorConnection {
    */
   readonly exclusive?: <T>(fn: () => Promise<T>) => Promise<T>;
   /**
-   * Run first in a transaction that may change record rows, where the engine needs it for the change log's order:
-   * PostgreSQL allocates `seq` at insert time, so two transactions could commit out of `seq` order under READ
-   * COMMITTED; one lock held to the commit makes change-writing transactions commit one at a time (a row lock,
-   * which no READ ONLY transaction can take, so no reader can hold writers up). SQLite's `begin immediate` already
-   * does.
+   * Run first in a transaction that may change record rows, before any other statement of it, where the engine
+   * needs it for the change feed's horizon: PostgreSQL's change-writing transactions commit in parallel, out of
+   * `seq` order, and this notes how far the change sequence had gone before the transaction takes its id
+   * (`changes.seq_floor`, see `ChangeHorizon`). SQLite's writers commit one at a time, in `seq` order.
    */
-  readonly serialiseChanges?: (db: Kysely<Database>) => Promise<void>;
+  readonly noteChanges?: (db: Kysely<Database>) => Promise<void>;
   /** How many bound parameters one statement may carry (SQLite: 32766; PostgreSQL: 65535). */
   readonly maxParameters: number;
   /**

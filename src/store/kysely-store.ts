@@ -71,13 +71,14 @@ export class KyselyStore implements Store {
   write(key: SyncKey, batch: WriteBatch): Promise<WriteResult> {
     const now = batch.now ?? new Date().toISOString();
     return this.tx(`write ${key.collection}`, async (db) => {
-      // First, the fence: it also takes the write lock before anything is read.
+      const changesRows =
+        (batch.upserts?.length ?? 0) > 0 || (batch.deletes?.length ?? 0) > 0 || !!batch.tombstoneUnseen;
+      // Before the fence: the first write gives the transaction its id, and the note must come before it.
+      if (changesRows) await this.engine.noteChanges?.(db);
+      // Then the fence: it also takes the write lock before anything is read.
       if (batch.fence && !(await leases.renew(db, batch.fence, this.clock.now())))
         throw new LeaseLostError(batch.fence);
       const origin = { source: batch.source ?? 'sync', runId: batch.runId ?? null };
-      const changesRows =
-        (batch.upserts?.length ?? 0) > 0 || (batch.deletes?.length ?? 0) > 0 || !!batch.tombstoneUnseen;
-      if (changesRows) await this.engine.serialiseChanges?.(db);
       const changes: { id: string; kind: ChangeKind }[] = [];
       let unchanged = 0;
       if (batch.upserts && batch.upserts.length > 0) {

@@ -136,7 +136,7 @@ function readerOver(database: string, connection: ReaderConnection): MirrorReade
     database,
     mirrorStatus: () => read('mirrorStatus', () => mirrorStatus(db)),
     writeLog: kyselyWriteLog(db),
-    changes: changesReader(db),
+    changes: changesReader(connection),
     getThemeSchema: (tenant, collection) => read('getThemeSchema', () => themeSchemas.get(db, tenant, collection)),
     customAttributes: (tenant) => read('customAttributes', () => customAttributes(db, tenant)),
     recordDoc: (key) => read('recordDoc', () => recordDoc(db, key)),

@@ -335,9 +335,14 @@ const BOOKKEEPING: readonly RelationNote[] = [
     kind: 'table',
     about:
       'the change log: one row per insert, update, delete and revive of a record row, appended by triggers in the ' +
-      "write's transaction; in `seq` order, a reader never misses a change that commits late (docs/changes.md)",
+      "write's transaction; read in `seq` order up to where the feed has settled (PostgreSQL: `seq <= " +
+      'understudy_settled_seq(since)`), a reader never misses a change that commits late (docs/changes.md)',
     columns: [
-      int('seq', 'grows with every change committed to the mirror; never reused (PostgreSQL: bigint identity)', true),
+      int(
+        'seq',
+        "grows with every change logged, in the order each record's changes were made (PostgreSQL: not commit order across records); never reused (PostgreSQL: bigint identity)",
+        true,
+      ),
       t('tenant', 'tenant slug', true),
       t('collection', 'collection slug as in the API path (`event-instances`)', true),
       t('id', 'record id (media: the filename when it has no id)', true),
@@ -357,6 +362,14 @@ const BOOKKEEPING: readonly RelationNote[] = [
         'reason',
         "a delete's reason, as the row's `deleted_reason`: `deleted` or `unpublished` (deletes logged before migration 2026-11-27-030: `deleted`); NULL for every other kind",
       ),
+      int(
+        'xid',
+        'PostgreSQL: the id of the transaction that logged it (`xid8`, `pg_current_xact_id()`); NULL on SQLite, for changes logged before migration 2026-11-28-070 and for changes copied from another mirror',
+      ),
+      int(
+        'seq_floor',
+        'PostgreSQL: how far `seq` had gone before that transaction took its id (every seq up to it belongs to an older transaction), when its writer noted it; else NULL',
+      ),
     ],
     indexes: ['primary key (seq)', 'changes_at (at)', 'changes_tenant_collection (tenant, collection, seq)'],
   },
@@ -364,8 +377,9 @@ const BOOKKEEPING: readonly RelationNote[] = [
     name: 'change_log_lock',
     kind: 'table',
     about:
-      'one row. PostgreSQL: every transaction that writes `changes` locks it (`FOR UPDATE`) until it commits, so ' +
-      'seqs commit in order; a read-only transaction cannot lock it. SQLite: unused (its write lock does that)',
+      'one row, unused since migration 2026-11-28-070 (writers of `changes` commit in parallel); until then, every ' +
+      'PostgreSQL transaction that wrote `changes` locked it until it committed. Kept so that processes of an older ' +
+      'build still running during an upgrade go on taking it',
     columns: [int('id', 'always 1', true)],
     indexes: ['primary key (id)'],
   },

@@ -66,7 +66,7 @@ describe('understudy sql on PostgreSQL and the mirror writers', () => {
     expect((await check.changes.read({ since: start })).map((c) => c.kind)).toEqual(['update', 'update']);
   });
 
-  it("refuses a statement that would take the writers' lock or lock rows", async () => {
+  it("refuses a statement that would lock rows (the row older builds' writers lock included)", async () => {
     const url = await testDatabase();
     await (await openMirror(url)).close();
     for (const statement of [

@@ -6,7 +6,7 @@ import { openStore } from '../../src/store/open-mirror.js';
 import { PUBLISHED } from '../../src/sync/store-port.js';
 import { parseExactJson } from '../../src/vocabulary/exact-json.js';
 import { type JsonObject, tenantSlug } from '../../src/vocabulary/ids.js';
-import { testDatabase } from '../helpers/postgres.js';
+import { pgQuery, testDatabase } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/sync-harness.js';
 
 const T = tenantSlug('acme');
@@ -105,6 +105,18 @@ describe('understudy store copy (copyMirror)', () => {
     );
     await copied.close();
     expect(rows(b, "SELECT seq FROM changes WHERE id = 'new'")).toEqual([{ seq: 454n }]);
+  });
+
+  it("copies the change log without the source's transaction ids: every copied change has settled", async () => {
+    const pg = await testDatabase();
+    await sourceMirror(pg);
+    const written = 'SELECT count(*) AS n FROM changes WHERE xid IS NOT NULL';
+    expect(await pgQuery(pg, written)).toEqual([{ n: 453 }]);
+    const other = await testDatabase();
+    expect((await copyMirror(pg, other)).match).toBe(true);
+    // Ids of the source's server mean nothing in the target's: copied changes carry none, and read whole.
+    expect(await pgQuery(other, `${written} OR seq_floor IS NOT NULL`)).toEqual([{ n: 0 }]);
+    expect(await pgQuery(other, 'SELECT understudy_settled_seq(0) AS seq')).toEqual([{ seq: 453 }]);
   });
 
   it('resumes an interrupted copy: run again, it completes without copying anything twice', async () => {

@@ -1,6 +1,7 @@
 import type { Dialect } from '../dialect.js';
 import { postgresBackupRefused } from './backup-refused.js';
 import { postgresCatalog } from './postgres-catalog.js';
+import { postgresChangeHorizon } from './postgres-change-horizon.js';
 import { connectPostgres, postgresEngine } from './postgres-engine.js';
 import { openPostgresQuery } from './postgres-query.js';
 import { openPostgresReads } from './postgres-reads.js';
@@ -20,6 +21,7 @@ export function postgresDialect(url: string): Dialect {
       const engine = await connectPostgres(url, { maxConnections: 1, readOnly: true });
       return {
         db: engine.db,
+        changeHorizon: postgresChangeHorizon,
         close: () => engine.close(),
         backup: async () => {
           throw postgresBackupRefused();

@@ -4,6 +4,7 @@ import { closeOnce } from '../../close-all.js';
 import type { Database } from '../db-schema.js';
 import type { StoreEngine } from '../engine.js';
 import { poolConfig } from './pool-config.js';
+import { noteSeqFloor, postgresChangeHorizon } from './postgres-change-horizon.js';
 import { postgresUnreachable } from './postgres-unreachable.js';
 
 /** PostgreSQL's limit on bound parameters per statement. */
@@ -13,16 +14,6 @@ export interface PostgresEngineOptions {
   readonly maxConnections?: number;
   /** Every transaction read-only (`default_transaction_read_only`): the commands that only read. */
   readonly readOnly?: boolean;
-}
-
-/**
- * The change log's lock (the triggers take it too, migration 2026-11-27-020), held from the start of a
- * change-writing transaction to its commit, so those transactions commit in `seq` order. A row lock, not an
- * advisory one: a READ ONLY transaction (`understudy sql`) cannot take it, so no reader can stall writers.
- */
-async function lockChangeLog(conn: Kysely<Database>): Promise<void> {
-  const { rows } = await sql`select id from change_log_lock for update`.execute(conn);
-  if (rows.length !== 1) throw new Error('change_log_lock has lost its row: changes cannot be ordered');
 }
 
 /** Makes the sequence of `table.column` go on after the largest key copied into it. */
@@ -46,7 +37,8 @@ export function postgresEngine(url: string, opts: PostgresEngineOptions = {}): S
   return {
     db,
     begin: 'begin',
-    serialiseChanges: lockChangeLog,
+    noteChanges: noteSeqFloor,
+    changeHorizon: postgresChangeHorizon,
     maxParameters: PG_MAX_PARAMETERS,
     continueKeys: (table, column) => continueSequence(db, table, column),
     close: closeOnce(() => db.destroy()),
