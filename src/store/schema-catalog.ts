@@ -362,14 +362,8 @@ const BOOKKEEPING: readonly RelationNote[] = [
         'reason',
         "a delete's reason, as the row's `deleted_reason`: `deleted` or `unpublished` (deletes logged before migration 2026-11-27-030: `deleted`); NULL for every other kind",
       ),
-      int(
-        'xid',
-        'PostgreSQL: the id of the transaction that logged it (`xid8`, `pg_current_xact_id()`); NULL on SQLite, for changes logged before migration 2026-11-28-070 and for changes copied from another mirror',
-      ),
-      int(
-        'seq_floor',
-        'PostgreSQL: how far `seq` had gone before that transaction took its id (every seq up to it belongs to an older transaction), when its writer noted it; else NULL',
-      ),
+      int('xid', "PostgreSQL: the logging transaction's id (`xid8`); else NULL (SQLite, older or copied changes)"),
+      int('seq_floor', 'PostgreSQL: how far `seq` had gone before that transaction took its id; else NULL'),
     ],
     indexes: ['primary key (seq)', 'changes_at (at)', 'changes_tenant_collection (tenant, collection, seq)'],
   },
