@@ -45,8 +45,9 @@ $fn$`;
  * A hole left by a rollback is passed once a later writer's floor covers it (readers in understudy also take a
  * transaction id of their own as a mark, and pass it once every transaction older than the mark has ended).
  * STABLE, so it reads the calling statement's snapshot: the rows that statement sees are the ones judged.
+ * Exported for 2026-11-28-080, which reads the same answer along the primary key and puts this back on `down`.
  */
-const SETTLED_SEQ = `CREATE FUNCTION understudy_settled_seq(since bigint) RETURNS bigint LANGUAGE sql STABLE AS $fn$
+export const SETTLED_SEQ = `CREATE FUNCTION understudy_settled_seq(since bigint) RETURNS bigint LANGUAGE sql STABLE AS $fn$
   WITH snap AS (
     SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin
   ), base AS (

@@ -16,6 +16,7 @@ import * as m068 from '../../migrations/2026-11-28-040-watch.js';
 import * as m069 from '../../migrations/2026-11-28-050-failure-cleared-by-watch.js';
 import * as m070 from '../../migrations/2026-11-28-060-read-indexes.js';
 import * as m071 from '../../migrations/2026-11-28-070-change-log-parallel-writers.js';
+import * as m072 from '../../migrations/2026-11-28-080-settled-seq-by-index.js';
 import { UnderstudyError } from '../errors.js';
 import type { Database } from './db-schema.js';
 
@@ -35,6 +36,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-28-050-failure-cleared-by-watch': m069,
   '2026-11-28-060-read-indexes': m070,
   '2026-11-28-070-change-log-parallel-writers': m071,
+  '2026-11-28-080-settled-seq-by-index': m072,
   '2026-11-23-010-local-times': m010,
   '2026-11-23-011-views': m011,
   '2026-11-23-012-search': m012,
