@@ -36,6 +36,7 @@ export interface FleetShape {
   readonly generateS: number;
 }
 
+const cores = (x: number) => x.toFixed(2);
 const f1 = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : '–');
 const n0 = (x: number) => Math.round(x).toLocaleString('en-US');
 const pct = (x: number) => (Number.isFinite(x) ? `${(x * 100).toFixed(1)}%` : '–');
@@ -67,7 +68,7 @@ function row(r: RunResult, base: RunResult | undefined): string {
     n0(rate(r)),
     vs,
     waits,
-    `${r.cpu.workerCores.toFixed(2)} / ${pct(r.cpu.machineBusy)}`,
+    `${cores(r.cpu.workerCores)} / ${cores(r.cpu.simCores)} / ${cores(r.cpu.postgresCores)} / ${cores(r.cpu.redisCores)} / ${pct(r.cpu.machineBusy)}`,
     String(r.rateLimited),
     `${r.jobs.completed} / ${r.jobs.failed}`,
     '',
@@ -124,12 +125,20 @@ function notes(results: readonly RunResult[]): string[] {
 }
 
 /** What two cores mean for these figures, from the run's own CPU figures, and what more cores would change. */
-function machineNote(results: readonly RunResult[], base: RunResult | undefined): string[] {
-  const busy = base ? pct(base.cpu.machineBusy) : '–';
+function machineNote(base: RunResult | undefined): string[] {
+  const n = cpus().length;
+  const c = base?.cpu;
+  const rest = c ? c.machineBusy * n - c.workerCores - c.simCores - c.postgresCores - c.redisCores - c.benchCores : 0;
+  const split = c
+    ? [
+        `with one PostgreSQL worker the machine was ${pct(c.machineBusy)} busy: the worker used ${cores(c.workerCores)} cores,`,
+        `the simulator ${cores(c.simCores)}, PostgreSQL ${cores(c.postgresCores)}, Redis ${cores(c.redisCores)}, this bench`,
+        `${cores(c.benchCores)}, and the rest (the enqueue command, the kernel, anything else running) ${cores(rest)}.`,
+      ].join(' ')
+    : '';
   return [
-    `This machine has ${cpus().length} cores (load average ${f1(loadavg()[0] ?? Number.NaN)} at the end), shared by the simulator, Redis,`,
-    `PostgreSQL, this bench and every worker process; with one PostgreSQL worker the machine was ${busy} busy`,
-    `(other runs: ${results.map((r) => `${label(r.spec)} ${pct(r.cpu.machineBusy)}`).join(', ')}).`,
+    `This machine has ${n} cores (load average ${f1(loadavg()[0] ?? Number.NaN)} at the end), shared by the simulator, Redis,`,
+    `PostgreSQL, this bench and every worker process; ${split}`,
     'Once it is near 100%, a second or fourth worker adds no CPU, only contention for the same cores, so the',
     'throughput ratios say how the write path shares a saturated machine more than how it scales. On more cores,',
     'each worker (and the simulator, and PostgreSQL) would have one of its own: throughput should grow with the',
@@ -166,7 +175,7 @@ export function fleetReport(
     '`idle in transaction`), i.e. of commit time; after the slash, the share of samples with a busy backend in which',
     'one waited.',
     '',
-    '| run | wall s | upstream bound s: at 100/min / rolling window (slowest key) | records/s | vs 1 PG worker | lock waits: of busy backend-samples / of samples | worker CPU (cores) / machine busy | 429s | jobs done / failed |',
+    '| run | wall s | upstream bound s: at 100/min / rolling window (slowest key) | records/s | vs 1 PG worker | lock waits: of busy backend-samples / of samples | CPU: workers / simulator / PostgreSQL / Redis (cores) / machine busy | 429s | jobs done / failed |',
     '|---|---:|---:|---:|---:|---|---:|---:|---:|',
     ...results.map((r) => row(r, base).trim()),
     '',
@@ -174,6 +183,6 @@ export function fleetReport(
     `- Every record arrived: each run mirrored ${n0(s.totalRecords)} records, every tenant's collection equal to its seeded`,
     '  count (`*_live` views, `understudy sql`); the bench fails otherwise.',
     ...notes(results),
-    ...machineNote(results, base),
+    ...machineNote(base),
   ].join('\n');
 }

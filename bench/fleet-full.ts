@@ -159,7 +159,7 @@ async function runOnce(fleet: Fleet, spec: RunSpec): Promise<RunResult> {
   const queue = openSyncQueue(redis, prefix, errorsFailTheCalls);
   let workers: FleetWorkers | undefined;
   try {
-    workers = await startFleetWorkers(cfg, spec.workers, env, join(fleet.dir, prefix));
+    workers = await startFleetWorkers(cfg, spec.workers, env, join(fleet.dir, prefix), fleet.sim.pid);
     const sampler =
       spec.engine === 'PostgreSQL'
         ? await sampleLockWaits(mirror.url, new URL(mirror.url).pathname.slice(1))

@@ -13,6 +13,8 @@ import type { JsonObject } from '../src/vocabulary/ids.js';
 /** A simulator process: its URL, its tenants and keys (as it printed them) and its admin routes. */
 export interface SimProcess {
   readonly url: string;
+  /** Its process id, for /proc. */
+  readonly pid: number;
   readonly tenants: { slug: string; key: string }[];
   /** The records of a collection as a published depth-0 read returns them. */
   docs(tenant: string, collection: string): Promise<JsonObject[]>;
@@ -60,6 +62,7 @@ export async function startSimProcess(
   };
   return {
     url,
+    pid: child.pid as number,
     tenants: found,
     docs: (tenant, collection) => admin('GET', `docs/${tenant}/${collection}`),
     requestLog: () => admin('GET', 'request-log'),
