@@ -24,6 +24,7 @@ const BENCHES = [
   'watch-fleet',
   'serve',
   'serve-reads',
+  'fleet-full',
 ] as const;
 const only = process.argv.slice(2);
 

@@ -14,15 +14,13 @@ import { createServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
-import { request } from 'undici';
 import { createApp } from '../src/app/create-app.js';
 import { startWriteWorker } from '../src/app/start-write-worker.js';
 import { parseConfig } from '../src/config/load-config.js';
 import { createLogger } from '../src/log.js';
 import { createWriteQueue } from '../src/queue/write-queue.js';
 import type { RequestLogEntry } from '../src/sim/start-simulator.js';
-import type { JsonObject } from '../src/vocabulary/ids.js';
+import { startSimProcess } from './sim-process.js';
 
 const LIMIT = 20;
 const WINDOW_MS = Number(process.env.BENCH_WRITE_WINDOW_MS ?? 5000);
@@ -62,60 +60,6 @@ async function redisForBench(): Promise<{ url: string; stop: () => Promise<void>
   return {
     url: `redis://127.0.0.1:${port}`,
     stop: async () => {
-      const exited = once(child, 'exit');
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
-}
-
-interface SimProcess {
-  readonly url: string;
-  readonly tenants: { slug: string; key: string }[];
-  docs(tenant: string, collection: string): Promise<JsonObject[]>;
-  requestLog(): Promise<RequestLogEntry[]>;
-  reset(): Promise<void>;
-  close(): Promise<void>;
-}
-
-/**
- * `understudy sim` in a process of its own, as the upstream is in production: the worker's CPU then does not slow
- * the upstream's answers (this machine has two cores). Controlled through its `/__sim/` admin routes.
- */
-async function startSimProcess(args: string[], tenants: number): Promise<SimProcess> {
-  const bin = fileURLToPath(new URL('../../bin/understudy', import.meta.url));
-  const child = spawn(process.execPath, [bin, 'sim', '--port', '0', '--tenants', String(tenants), ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stderr?.resume();
-  const found: { slug: string; key: string }[] = [];
-  const url = await new Promise<string>((resolve, reject) => {
-    let seen = '';
-    let origin = '';
-    child.stdout?.on('data', (d: Buffer) => {
-      seen += d.toString();
-      origin ||= /listening on (http:\/\/\S+)/.exec(seen)?.[1] ?? '';
-      found.length = 0;
-      for (const m of seen.matchAll(/^tenant (\S+) key (\S+)$/gm))
-        found.push({ slug: m[1] as string, key: m[2] as string });
-      if (origin && found.length === tenants) resolve(origin);
-    });
-    child.once('exit', () => reject(new Error(`understudy sim exited at start: ${seen.slice(-200)}`)));
-  });
-  child.stdout?.resume();
-  const admin = async <T>(method: string, path: string): Promise<T> => {
-    const res = await request(`${url}/__sim/${path}`, { method: method as 'GET' });
-    return (await res.body.json()) as T;
-  };
-  return {
-    url,
-    tenants: found,
-    docs: (tenant, collection) => admin('GET', `docs/${tenant}/${collection}`),
-    requestLog: () => admin('GET', 'request-log'),
-    reset: async () => {
-      await admin('POST', 'reset');
-    },
-    close: async () => {
       const exited = once(child, 'exit');
       child.kill('SIGTERM');
       await exited;
