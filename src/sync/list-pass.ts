@@ -1,3 +1,4 @@
+import { setImmediate as turn } from 'node:timers/promises';
 import { hasMore } from '../partners/list-envelope.js';
 import type { ListPage, ListQuery } from '../partners/partners-client.js';
 import type { UpstreamDoc } from '../vocabulary/ids.js';
@@ -167,7 +168,15 @@ async function readPages(p: Paging): Promise<void> {
       pending = null;
       const step = stepPast(p, fetched.page);
       // Fetch the next page while this one commits, unless a stop was asked for (this page still commits).
-      if (step.more && !run.stopRequested()) pending = fetchPage(p.pageNo, p.where);
+      if (step.more && !run.stopRequested()) {
+        pending = fetchPage(p.pageNo, p.where);
+        // Two turns of the event loop, so the request is on the wire before a commit holds the thread (SQLite's is
+        // synchronous): the upstream then builds the next page while this one commits, instead of after it. The
+        // first lets the request pass the client's layers; undici then writes it from an immediate of its own,
+        // which the second waits for (test/sync/page-ahead-on-wire.test.ts fails on one turn).
+        await turn();
+        await turn();
+      }
       if (fetched.page.docs.length > 0) await commitPage(p, fetched, step);
       if (step.more && run.stopRequested()) {
         // A graceful stop: the page fetched ahead is committed too when its answer lands within STOP_GRACE_MS
