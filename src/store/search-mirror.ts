@@ -12,6 +12,7 @@ export { SEARCHED_COLLECTIONS, type SearchHit, type SearchQuery } from './search
  * - 0: the rest, found by its description, caption or venue name.
  * Within tiers 3 to 1, the closer the title is to the words the better (the fraction: the share of the title they
  * make up, so an exact title comes first); within tier 0, text relevance (bm25 on SQLite, ts_rank_cd on
- * PostgreSQL). Case and accents aside, as the index reads words; a prefix word (`nutcr*`) counts in every tier.
+ * PostgreSQL; on SQLite among the newest 10,000 matches only, when there are more: `TIER_0_BOUND`). Case and
+ * accents aside, as the index reads words; a prefix word (`nutcr*`) counts in every tier.
  */
 export const searchMirror = (database: string, q: SearchQuery): Promise<SearchHit[]> => dialectFor(database).search(q);
