@@ -7,6 +7,7 @@ import type { CollectionCopies, ReadView } from '../store/reads/read-spec.js';
 import { type CollectionSlug, isCollectionSlug } from '../vocabulary/collections.js';
 import { stringifyJson } from '../vocabulary/exact-json.js';
 import type { JsonObject } from '../vocabulary/ids.js';
+import type { KeptAnswers } from './kept-answers.js';
 import { type ReadAnswer, readProblem } from './read-answer.js';
 import { computedFields, copyFor, type ReadWants } from './read-copy.js';
 import { freshnessHeaders, notModified } from './read-headers.js';
@@ -37,6 +38,8 @@ export interface ReadDeps {
   readonly reads: MirrorReads;
   /** The cap on `limit` (and on what `limit=0` or `pagination=false` give). */
   readonly maxLimit: number;
+  /** Answers kept while the mirror's change mark holds (none kept without). */
+  readonly kept?: KeptAnswers;
 }
 
 /** Payload's default order when no `sort` is given. */
@@ -73,8 +76,24 @@ function copiesOf(deps: ReadDeps, tenant: string) {
   };
 }
 
-/** The answer to one read, from the mirror alone; a failure of the mirror other than a time limit is thrown. */
+/**
+ * The answer to one read, from the mirror alone; a failure of the mirror other than a time limit is thrown. Kept
+ * answers (`deps.kept`) are given again while the mirror's change mark holds; `If-None-Match` is judged each time.
+ */
 export async function answerRead(deps: ReadDeps, req: ReadRequest): Promise<ReadAnswer> {
+  const mark = deps.kept ? deps.reads.changeMark() : null;
+  if (!deps.kept || mark === null) return answerAfresh(deps, req);
+  const key = `${req.tenant}\u0000${req.collection}\u0000${req.id ?? ''}\u0000${req.query}`;
+  const kept = deps.kept.get(mark, key);
+  if (kept) return notModified(req.ifNoneMatch, kept.headers.etag) ? { ...kept, status: 304, body: null } : kept;
+  const fresh = await answerAfresh(deps, { ...req, ifNoneMatch: undefined });
+  if (deps.reads.changeMark() === mark) deps.kept.set(mark, key, fresh);
+  return fresh.status === 200 && notModified(req.ifNoneMatch, fresh.headers.etag)
+    ? { ...fresh, status: 304, body: null }
+    : fresh;
+}
+
+async function answerAfresh(deps: ReadDeps, req: ReadRequest): Promise<ReadAnswer> {
   try {
     return await answer(deps, req);
   } catch (err) {

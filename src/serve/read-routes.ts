@@ -2,6 +2,7 @@ import type { HttpBindings } from '@hono/node-server';
 import type { Context, Hono } from 'hono';
 import { DEFAULT_MAX_LIMIT } from '../config/config-schema.js';
 import { answerRead, type ReadDeps } from '../reads/answer-read.js';
+import { KeptAnswers } from '../reads/kept-answers.js';
 import type { MirrorReads } from '../store/reads/mirror-reads.js';
 import { API_VERSION } from '../vocabulary/collections.js';
 import { ServeProblem } from './problem.js';
@@ -20,6 +21,17 @@ function goneOf(c: Context<ServeEnv>): () => boolean {
   return out ? () => out.destroyed && !out.writableFinished : () => c.req.raw.signal.aborted;
 }
 
+/** The answers kept for each mirror connection (a change mark means something only to the connection it is of). */
+const KEPT = new WeakMap<MirrorReads, KeptAnswers>();
+function keptFor(mirror: MirrorReads): KeptAnswers {
+  let kept = KEPT.get(mirror);
+  if (!kept) {
+    kept = new KeptAnswers();
+    KEPT.set(mirror, kept);
+  }
+  return kept;
+}
+
 /** Answers one upstream read (scope `read`) from the mirror, as the upstream answers it. */
 async function takeRead(c: Context<ServeEnv>, ctx: ServeContext, reads: ReadsOpener, id: string | null) {
   const { version, tenant, collection } = c.req.param() as { version: string; tenant: string; collection: string };
@@ -34,7 +46,7 @@ async function takeRead(c: Context<ServeEnv>, ctx: ServeContext, reads: ReadsOpe
     throw new ServeProblem(503, 'US_NOT_SYNCED', 'there is no mirror yet: run `understudy sync` first', {
       'retry-after': '5',
     });
-  const deps: ReadDeps = { reads: mirror, maxLimit: config.api?.maxLimit ?? DEFAULT_MAX_LIMIT };
+  const deps: ReadDeps = { reads: mirror, maxLimit: config.api?.maxLimit ?? DEFAULT_MAX_LIMIT, kept: keptFor(mirror) };
   const url = c.req.url;
   const q = url.indexOf('?');
   const a = await answerRead(deps, {

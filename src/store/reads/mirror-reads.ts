@@ -53,6 +53,11 @@ export interface MirrorReads {
    * the first read, and on an engine whose `copies` is exact without a statement (SQLite).
    */
   seenCopies(tenant: string, collection: CollectionSlug): CollectionCopies | null;
+  /**
+   * A mark that moves whenever the mirror may have changed, read without a statement (SQLite's `data_version`);
+   * null on an engine that has none (PostgreSQL).
+   */
+  changeMark(): string | null;
   close(): Promise<void>;
 }
 
@@ -240,6 +245,10 @@ class SqlMirrorReads implements MirrorReads {
 
   seenCopies(tenant: string, collection: CollectionSlug): CollectionCopies | null {
     return this.conn.changeMark ? null : (this.lastCopies.get(copyKey(tenant, collection)) ?? null);
+  }
+
+  changeMark(): string | null {
+    return this.conn.changeMark ? String(this.conn.changeMark()) : null;
   }
 
   close(): Promise<void> {
