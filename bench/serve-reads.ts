@@ -88,6 +88,15 @@ async function startSim(): Promise<{ child: ChildProcess; url: string; tenant: s
   return { child, url: `http://127.0.0.1:${port}`, tenant: m[1] as string, key: m[2] as string };
 }
 
+/** `xs` in a random order (Fisher-Yates). */
+function shuffled<T>(xs: T[]): T[] {
+  for (let i = xs.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [xs[i], xs[j]] = [xs[j] as T, xs[i] as T];
+  }
+  return xs;
+}
+
 const fmt = (n: number, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : 'n/a');
 const verdict = (ok: boolean) => (ok ? 'met' : '**not met**');
 
@@ -168,27 +177,47 @@ export default async function serveReads(): Promise<string> {
           })
         ).json()) as { docs: Record<string, unknown>[] }
       ).docs;
-    const instances = await list('event-instances?limit=1000&depth=0&sort=id');
-    const events = await list('events?limit=1000&depth=0&sort=id');
+    /** Every record of a collection (id and title), a page of 1,000 at a time, in a random order. */
+    const all = async (collection: string) => {
+      const out: Record<string, unknown>[] = [];
+      for (let page = 1; ; page++) {
+        const docs = await list(`${collection}?limit=1000&page=${page}&depth=0&sort=id&select[title]=true`);
+        out.push(...docs);
+        if (docs.length < 1000) break;
+      }
+      return shuffled(out);
+    };
+    const instances = await all('event-instances');
+    const events = await all('events');
     const ids = instances.map((d) => String(d.id));
     const eventIds = events.map((d) => String(d.id));
-    const words = events.map((d) => String(d.title ?? '').split(' ')[0] ?? '').filter((w) => w.length >= 3);
+    // A title's first word and its number ("Swan (212)"): thousands of distinct searches, each matching a few events.
+    const words = events
+      .map((d) => String(d.title ?? '').split(' '))
+      .filter((w) => w.length > 1 && (w[0]?.length ?? 0) >= 3)
+      .map((w) => `${w[0]} ${w[w.length - 1]}`);
     let n = 0;
+    // Each request a different read: records drawn in a shuffled order, and a counter (`n=`, a parameter the upstream
+    // and serve both ignore) in every query, so that no request is a kept answer…
     const at = <T>(xs: readonly T[]) => xs[n++ % xs.length] as T;
+    const once = () => `&n=${n}`;
+    // …but for the row that shows kept answers: the same 1,000 records over and over.
+    const hot = ids.slice(0, 1000);
     const base = `${API}/${sim.tenant}`;
     const scenarios: [string, () => string][] = [
-      ['by id', () => `${base}/event-instances/${at(ids)}?depth=0`],
+      ['by id', () => `${base}/event-instances/${at(ids)}?depth=0${once()}`],
+      ['by id, the same 1,000 again and again', () => `${base}/event-instances/${at(hot)}?depth=0`],
       [
         'page of 100 by startDate, where event',
-        () => `${base}/event-instances?where[event][equals]=${at(eventIds)}&sort=startDate&limit=100&depth=0`,
+        () => `${base}/event-instances?where[event][equals]=${at(eventIds)}&sort=startDate&limit=100&depth=0${once()}`,
       ],
       [
         'like on title (events)',
-        () => `${base}/events?where[title][like]=${encodeURIComponent(at(words))}&limit=100&depth=0`,
+        () => `${base}/events?where[title][like]=${encodeURIComponent(at(words))}&limit=100&depth=0${once()}`,
       ],
       [
         'depth 1 (25 instances of an event)',
-        () => `${base}/event-instances?where[event][equals]=${at(eventIds)}&sort=startDate&limit=25&depth=1`,
+        () => `${base}/event-instances?where[event][equals]=${at(eventIds)}&sort=startDate&limit=25&depth=1${once()}`,
       ],
     ];
     const results = new Map<string, Load>();
@@ -208,8 +237,12 @@ export default async function serveReads(): Promise<string> {
     const get = (what: string, t: string) => results.get(`${what}|${t}`) as Load;
     const byId = get('by id', 'serve, SQLite');
     const page = get('page of 100 by startDate, where event', 'serve, SQLite');
-    const pgRatio = Math.max(...scenarios.map(([w]) => get(w, 'serve, SQLite').rps / get(w, 'serve, PostgreSQL').rps));
+    // Over the reads each engine answers afresh (PostgreSQL keeps no answers, so the kept row is not a like for like).
+    const fresh = scenarios.filter(([w]) => !w.includes('again'));
+    const pgRatio = Math.max(...fresh.map(([w]) => get(w, 'serve, SQLite').rps / get(w, 'serve, PostgreSQL').rps));
     const simById = get('by id', 'simulator (memory)');
+    const hotById = get('by id, the same 1,000 again and again', 'serve, SQLite');
+    const hotSim = get('by id, the same 1,000 again and again', 'simulator (memory)');
     return `## serve: reads from the mirror
 
 ${INSTANCES.toLocaleString('en')} event instances (and their events, venues and series) mirrored from the
@@ -224,8 +257,12 @@ ${rows.join('\n')}
 Targets:
 - SQLite by id: p99 ${fmt(byId.p99, 2)} ms (≤ 5: ${verdict(byId.p99 <= 5)}), ${fmt(byId.rps, 0)} requests/s (≥ 2,000: ${verdict(byId.rps >= 2000)}).
 - SQLite filtered page of 100: p99 ${fmt(page.p99, 2)} ms (≤ 50: ${verdict(page.p99 <= 50)}).
-- PostgreSQL within 2x of SQLite (worst read): ${fmt(pgRatio, 2)}x (${verdict(pgRatio <= 2)}).
-- serve at least as fast as the simulator by id: ${fmt(byId.rps, 0)} vs ${fmt(simById.rps, 0)} requests/s (${verdict(byId.rps >= simById.rps)}).`;
+- PostgreSQL within 2x of SQLite (worst read answered afresh): ${fmt(pgRatio, 2)}x (${verdict(pgRatio <= 2)}).
+- serve at least as fast as the simulator by id: ${fmt(byId.rps, 0)} vs ${fmt(simById.rps, 0)} requests/s (${verdict(byId.rps >= simById.rps)}); reading the same 1,000 records again and again (SQLite's kept answers): ${fmt(hotById.rps, 0)} vs ${fmt(hotSim.rps, 0)} (${verdict(hotById.rps >= hotSim.rps)}).
+
+Every row but "the same 1,000 again and again" asks a different read on each request (records drawn shuffled from the
+whole collection, and a counter \`n=\` in each query, which the upstream and serve ignore), so none is answered from
+SQLite's kept answers (docs/api.md); that row shows them.`;
   } finally {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
     rmSync(dir, { recursive: true, force: true });
