@@ -1,3 +1,4 @@
+import { StringDecoder } from 'node:string_decoder';
 import { ResponseTooLargeError, UpstreamError } from '../errors.js';
 import { errorCode } from './network-cause.js';
 import {
@@ -15,14 +16,20 @@ import {
 /** Default `maxResponseBytes`: 32 MiB. */
 export const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 
-/** Reads the body as text, stopping (and dropping the connection) as soon as it passes `maxBytes`; null then. */
+/**
+ * Reads the body as text, stopping (and dropping the connection) as soon as it passes `maxBytes`; null then. Each
+ * chunk is decoded as it lands (a character split between two chunks is kept for the next): the body is never
+ * held as bytes and as text at once, and no buffer of the whole body is made (a large one, freed, stays in the
+ * process' malloc heap).
+ */
 async function readCapped(answer: StreamedAnswer, maxBytes: number): Promise<string | null> {
   const declared = Number(answer.headers['content-length'] ?? Number.NaN);
   if (declared > maxBytes) {
     answer.body.destroy();
     return null;
   }
-  const chunks: Buffer[] = [];
+  const decoder = new StringDecoder('utf8');
+  let text = '';
   let size = 0;
   for await (const chunk of answer.body) {
     size += chunk.length;
@@ -30,9 +37,9 @@ async function readCapped(answer: StreamedAnswer, maxBytes: number): Promise<str
       answer.body.destroy();
       return null;
     }
-    chunks.push(chunk);
+    text += decoder.write(chunk);
   }
-  return Buffer.concat(chunks, size).toString('utf8');
+  return text + decoder.end();
 }
 
 /** The body broke off: lost for a stopped caller, else worth another try (a 2xx answered all the same). */

@@ -144,13 +144,15 @@ async function commitPage(p: Paging, { page, fetchedAt }: Fetched, step: PageSte
 
 /**
  * Reads the pass's pages in order, committing each; the next page is fetched while the previous one commits (one
- * page ahead at most, cancelled when the pass stops before using it).
+ * page ahead at most, cancelled when the pass stops before using it). Each page is awaited and committed inside
+ * {@link takePage}, whose frame ends with it: this loop holds only the promise of the page ahead, so a committed page
+ * is garbage before the next one is parsed (never two parsed pages alive at once).
  */
 async function readPages(p: Paging): Promise<void> {
   const { run, spec, limit } = p;
   const sort = `updatedAt,${p.keyField}`;
   const ahead = new AbortController();
-  const fetchPage = (pageNo: number, w: ListQuery['where']): Promise<Fetched> => {
+  const fetchPage: FetchPage = (pageNo, w) => {
     const fetchedAt = run.now();
     const fetched = run
       .listPage(spec.query, pageNo, limit, sort, w, ahead.signal)
@@ -161,31 +163,42 @@ async function readPages(p: Paging): Promise<void> {
     return fetched;
   };
   run.checkStop();
-  let pending: Promise<Fetched> | null = fetchPage(p.pageNo, p.where);
+  const cursor: Ahead = { pending: fetchPage(p.pageNo, p.where) };
   try {
-    while (pending) {
-      const fetched: Fetched = await pending;
-      pending = null;
-      const step = stepPast(p, fetched.page);
-      // Fetch the next page while this one commits, unless a stop was asked for (this page still commits).
-      if (step.more && !run.stopRequested()) {
-        pending = fetchPage(p.pageNo, p.where);
-        // Two turns of the event loop, so the request is on the wire before a commit holds the thread (SQLite's is
-        // synchronous): the upstream then builds the next page while this one commits, instead of after it. The
-        // first lets the request pass the client's layers; undici then writes it from an immediate of its own,
-        // which the second waits for (test/sync/page-ahead-on-wire.test.ts fails on one turn).
-        await turn();
-        await turn();
-      }
-      if (fetched.page.docs.length > 0) await commitPage(p, fetched, step);
-      if (step.more && run.stopRequested()) {
-        // A graceful stop: the page fetched ahead is committed too when its answer lands within STOP_GRACE_MS
-        // (a request answered and thrown away would be spent again by the next run); else it is cancelled.
-        if (!pending || !(await landsWithin(pending, STOP_GRACE_MS))) run.checkStop();
-      }
-    }
+    while (cursor.pending) await takePage(p, cursor, fetchPage);
   } finally {
-    if (pending) ahead.abort(); // no longer wanted: its failure is nobody's (handled in fetchPage)
+    if (cursor.pending) ahead.abort(); // no longer wanted: its failure is nobody's (handled in fetchPage)
+  }
+}
+
+type FetchPage = (pageNo: number, w: ListQuery['where']) => Promise<Fetched>;
+
+/** The page asked for and not yet committed: null once the pass has read its last page. */
+interface Ahead {
+  pending: Promise<Fetched> | null;
+}
+
+/** Awaits the page in `cursor`, asks for the next one (kept in `cursor`) and commits this one. */
+async function takePage(p: Paging, cursor: Ahead, fetchPage: FetchPage): Promise<void> {
+  const { run } = p;
+  const fetched = await (cursor.pending as Promise<Fetched>);
+  cursor.pending = null;
+  const step = stepPast(p, fetched.page);
+  // Fetch the next page while this one commits, unless a stop was asked for (this page still commits).
+  if (step.more && !run.stopRequested()) {
+    cursor.pending = fetchPage(p.pageNo, p.where);
+    // Two turns of the event loop, so the request is on the wire before a commit holds the thread (SQLite's is
+    // synchronous): the upstream then builds the next page while this one commits, instead of after it. The
+    // first lets the request pass the client's layers; undici then writes it from an immediate of its own,
+    // which the second waits for (test/sync/page-ahead-on-wire.test.ts fails on one turn).
+    await turn();
+    await turn();
+  }
+  if (fetched.page.docs.length > 0) await commitPage(p, fetched, step);
+  if (step.more && run.stopRequested()) {
+    // A graceful stop: the page fetched ahead is committed too when its answer lands within STOP_GRACE_MS
+    // (a request answered and thrown away would be spent again by the next run); else it is cancelled.
+    if (!cursor.pending || !(await landsWithin(cursor.pending, STOP_GRACE_MS))) run.checkStop();
   }
 }
 
