@@ -19,7 +19,7 @@ const NEXT_TITLE =
 /** `s` quoted for a POSIX shell, so every command the demo prints can be pasted as is. */
 const sh = (s: string): string => (/^[\w./:=@-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
 /**
- * The command as it was invoked, so a printed line can be pasted as is: `bin/understudy` from the project's folder
+ * The command as it was invoked, so the demo's lines can be pasted as they are: `bin/understudy` from the project's folder
  * (after `npm ci` nothing is on PATH), the path below the folder it runs in, its absolute path from elsewhere, and
  * `understudy` for an installed copy (under `node_modules`, as `npm install -g` puts it on PATH).
  */
@@ -30,8 +30,17 @@ export function invokedAs(script: string | undefined, cwd: string): string {
   return rel.includes(sep) ? rel : `.${sep}${rel}`;
 }
 
-const shown = (argv: readonly string[]) =>
-  `$ ${sh(invokedAs(process.argv[1], process.cwd()))} ${argv.map(sh).join(' ')}\n`;
+/** A command as the demo shows it: `understudy …`, the name the README and every doc use. */
+const shown = (argv: readonly string[]) => `$ understudy ${argv.map(sh).join(' ')}\n`;
+
+/**
+ * What makes `understudy` the command as it was invoked, shown before any command: nothing for an installed copy,
+ * else an alias to run first, so every line the demo prints pastes as printed (after `npm ci` nothing is on PATH).
+ */
+function aliasLine(): string {
+  const program = invokedAs(process.argv[1], process.cwd());
+  return program === 'understudy' ? '' : `$ alias understudy=${sh(program)}\n`;
+}
 
 export async function demoCommand(argv: string[]): Promise<number> {
   const { help } = parseFlags(argv, DEMO_SPEC);
@@ -51,6 +60,7 @@ export async function demoCommand(argv: string[]): Promise<number> {
     writeFileSync(config, JSON.stringify({ baseUrl: sim.url, database: db, tenants }, null, 2));
     const slugs = sim.tenants.map((t) => t.slug);
     process.stdout.write(`Simulator at ${sim.url} with tenants ${slugs.join(', ')} (programme around today)\n\n`);
+    process.stdout.write(aliasLine());
     process.stdout.write(shown(['sync', '--config', config]));
     const code = await syncCommand(['--config', config]);
     if (code !== 0) return code;
