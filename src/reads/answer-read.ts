@@ -78,20 +78,25 @@ function copiesOf(deps: ReadDeps, tenant: string) {
 
 /**
  * The answer to one read, from the mirror alone; a failure of the mirror other than a time limit is thrown. Kept
- * answers (`deps.kept`) are given again while the mirror's change mark holds; `If-None-Match` is judged each time.
+ * answers (`deps.kept`) are given again while the mirror's change mark holds; `If-None-Match` is judged here, on
+ * every read, kept or not.
  */
 export async function answerRead(deps: ReadDeps, req: ReadRequest): Promise<ReadAnswer> {
   const mark = deps.kept ? deps.reads.changeMark() : null;
-  if (!deps.kept || mark === null) return answerAfresh(deps, req);
+  if (!deps.kept || mark === null) return judged(await answerAfresh(deps, req), req.ifNoneMatch);
   const key = `${req.tenant}\u0000${req.collection}\u0000${req.id ?? ''}\u0000${req.query}`;
   const kept = deps.kept.get(mark, key);
-  if (kept) return notModified(req.ifNoneMatch, kept.headers.etag) ? { ...kept, status: 304, body: null } : kept;
-  const fresh = await answerAfresh(deps, { ...req, ifNoneMatch: undefined });
+  if (kept) return judged(kept, req.ifNoneMatch);
+  const fresh = await answerAfresh(deps, req);
   if (deps.reads.changeMark() === mark) deps.kept.set(mark, key, fresh);
-  return fresh.status === 200 && notModified(req.ifNoneMatch, fresh.headers.etag)
-    ? { ...fresh, status: 304, body: null }
-    : fresh;
+  return judged(fresh, req.ifNoneMatch);
 }
+
+/** `answer` as a 304 (its headers, no body) when `If-None-Match` names its ETag. */
+const judged = (answer: ReadAnswer, ifNoneMatch: string | undefined): ReadAnswer =>
+  answer.status === 200 && notModified(ifNoneMatch, answer.headers.etag)
+    ? { ...answer, status: 304, body: null }
+    : answer;
 
 async function answerAfresh(deps: ReadDeps, req: ReadRequest): Promise<ReadAnswer> {
   try {
@@ -188,7 +193,6 @@ async function answerFrom(
     ...JSON_TYPE,
     ...freshnessHeaders(text, docs, saw ?? copies, chosen.view.variant),
   };
-  if (notModified(req.ifNoneMatch, headers.etag)) return { saw, answer: { status: 304, headers, body: null } };
   return { saw, answer: { status: 200, headers, body: text } };
 }
 
