@@ -83,12 +83,14 @@ function copiesOf(deps: ReadDeps, tenant: string) {
  */
 export async function answerRead(deps: ReadDeps, req: ReadRequest): Promise<ReadAnswer> {
   const mark = deps.kept ? deps.reads.changeMark() : null;
-  if (!deps.kept || mark === null) return judged(await answerAfresh(deps, req), req.ifNoneMatch);
+  if (!deps.kept || mark === null) return judged(await answerAfresh(deps, req, null), req.ifNoneMatch);
   const key = `${req.tenant}\u0000${req.collection}\u0000${req.id ?? ''}\u0000${req.query}`;
   const kept = deps.kept.get(mark, key);
   if (kept) return judged(kept, req.ifNoneMatch);
-  const fresh = await answerAfresh(deps, req);
-  if (deps.reads.changeMark() === mark) deps.kept.set(mark, key, fresh);
+  // The mark was read before any statement of this answer, so the answer holds the mirror as of that mark or later;
+  // a later state has moved the mark, and whoever asks next, under the new mark, finds nothing kept.
+  const fresh = await answerAfresh(deps, req, mark);
+  deps.kept.set(mark, key, fresh);
   return judged(fresh, req.ifNoneMatch);
 }
 
@@ -98,9 +100,10 @@ const judged = (answer: ReadAnswer, ifNoneMatch: string | undefined): ReadAnswer
     ? { ...answer, status: 304, body: null }
     : answer;
 
-async function answerAfresh(deps: ReadDeps, req: ReadRequest): Promise<ReadAnswer> {
+/** The answer read from the mirror; `mark`: the change mark read just before (null: none read). */
+async function answerAfresh(deps: ReadDeps, req: ReadRequest, mark: string | null): Promise<ReadAnswer> {
   try {
-    return await answer(deps, req);
+    return await answer(deps, req, mark);
   } catch (err) {
     if (isSimHttpError(err)) return upstreamError(err);
     if (hasCode(err, 'US_TIMEOUT')) return readProblem(503, err.code, err.message);
@@ -108,7 +111,7 @@ async function answerAfresh(deps: ReadDeps, req: ReadRequest): Promise<ReadAnswe
   }
 }
 
-async function answer(deps: ReadDeps, req: ReadRequest): Promise<ReadAnswer> {
+async function answer(deps: ReadDeps, req: ReadRequest, mark: string | null): Promise<ReadAnswer> {
   const c = req.collection;
   if (!isCollectionSlug(c)) throw new SimHttpError(404, 'Route Not Found');
   const params = parseParams(req.query, { maxLimit: deps.maxLimit });
@@ -122,7 +125,7 @@ async function answer(deps: ReadDeps, req: ReadRequest): Promise<ReadAnswer> {
     req,
     c,
     params,
-    guess ?? (await deps.reads.copies(req.tenant, c)),
+    guess ?? (await deps.reads.copies(req.tenant, c, mark)),
     guess !== null,
   );
   if (guess === null) return first.answer;

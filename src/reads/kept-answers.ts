@@ -9,8 +9,9 @@ const MAX_BYTES = 64 * 2 ** 20;
  * Whole answers to reads, kept while the mirror's change mark holds (SQLite's `data_version`: any other
  * connection's commit moves it, and every answer is dropped then). The same read asked again, by the same or another
  * client, is answered from here without a statement, a parse or a digest. Only complete answers (200, and the
- * upstream's 404) are kept, and only when the mark was the same before and after the read was answered, so a kept
- * answer never mixes two states of the mirror. An engine with no such mark (PostgreSQL) keeps nothing.
+ * upstream's 404) are kept, each under the mark read before its first statement: it holds the mirror as of that mark
+ * or later, and a later state has moved the mark, so no read finds it kept once the mirror has changed. An engine
+ * with no such mark (PostgreSQL) keeps nothing.
  * The least recently used answer goes first past the bounds.
  */
 export class KeptAnswers {
@@ -33,9 +34,13 @@ export class KeptAnswers {
     return hit;
   }
 
-  /** Keeps `answer` for `key`, read entirely under `mark` (the caller checks the mark did not move meanwhile). */
+  /**
+   * Keeps `answer` for `key`, read after `mark` was (every statement of it). An answer of a mark that has moved
+   * since (a read that began before the mirror changed) is not kept: a newer mark's answers are not dropped for it.
+   */
   set(mark: string, key: string, answer: ReadAnswer): void {
     if (answer.status !== 200 && answer.status !== 404) return;
+    if (this.mark !== null && mark !== this.mark) return;
     if (mark !== this.mark) this.clear(mark);
     const size = answer.body?.length ?? 0;
     if (size > MAX_BYTES / 16) return;
@@ -43,9 +48,9 @@ export class KeptAnswers {
     if (old) this.drop(key, old);
     this.answers.set(key, answer);
     this.bytes += size;
-    for (const [k, a] of this.answers) {
-      if (this.answers.size <= MAX_ANSWERS && this.bytes <= MAX_BYTES) break;
-      this.drop(k, a);
+    while (this.answers.size > MAX_ANSWERS || this.bytes > MAX_BYTES) {
+      const oldest = this.answers.keys().next().value as string;
+      this.drop(oldest, this.answers.get(oldest) as ReadAnswer);
     }
   }
 

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { CollectionCopies } from '../store/reads/read-spec.js';
 import type { JsonObject } from '../vocabulary/ids.js';
 
@@ -26,7 +26,7 @@ export function freshnessHeaders(
   copies: CollectionCopies,
   variant: string,
 ): Record<string, string> {
-  const out: Record<string, string> = { etag: `"${createHash('sha1').update(body).digest('base64url')}"` };
+  const out: Record<string, string> = { etag: `"${hash('sha1', body, 'base64url')}"` };
   const newest = newestUpdate(docs);
   if (newest !== null) out['last-modified'] = new Date(newest).toUTCString();
   const synced = later(copies.variants.get(variant) ?? null, copies.probedAt);

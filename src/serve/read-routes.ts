@@ -6,7 +6,7 @@ import { KeptAnswers } from '../reads/kept-answers.js';
 import type { MirrorReads } from '../store/reads/mirror-reads.js';
 import { API_VERSION } from '../vocabulary/collections.js';
 import { ServeProblem } from './problem.js';
-import { allow, authenticate, type ServeContext, type ServeEnv } from './serve-context.js';
+import { allow, authenticate, requestHeader, type ServeContext, type ServeEnv, takeLimits } from './serve-context.js';
 
 /** The mirror's reads, opened on first use; null while there is no mirror yet. */
 export type ReadsOpener = () => Promise<MirrorReads | null>;
@@ -54,10 +54,13 @@ async function takeRead(c: Context<ServeEnv>, ctx: ServeContext, reads: ReadsOpe
     collection,
     id,
     query: q < 0 ? '' : url.slice(q + 1),
-    ifNoneMatch: c.req.header('if-none-match'),
+    ifNoneMatch: requestHeader(c, 'if-none-match'),
     gone: goneOf(c),
   });
-  return new Response(a.body, { status: a.status, headers: { 'cache-control': 'no-cache', ...a.headers } });
+  return new Response(a.body, {
+    status: a.status,
+    headers: { 'cache-control': 'no-cache', ...a.headers, ...takeLimits(c) },
+  });
 }
 
 /**

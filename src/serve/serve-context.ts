@@ -1,3 +1,4 @@
+import type { HttpBindings } from '@hono/node-server';
 import type { Context, MiddlewareHandler } from 'hono';
 import type { ApiScope, Config } from '../config/config-schema.js';
 import type { Logger } from '../log.js';
@@ -35,11 +36,29 @@ export interface ServeContext {
 
 /** The Hono environment of serve's routes: the token of the request once `authenticate` has passed. */
 export interface ServeEnv {
-  Variables: { token: ServeToken };
+  Variables: {
+    token: ServeToken;
+    /**
+     * The `RateLimit-*` headers of the request, until a route puts them in its response itself (`takeLimits`):
+     * `authenticate` adds those still here to the response, which costs a copy of its headers.
+     */
+    limits: Record<string, string> | null;
+  };
 }
 
 const unauthorized = (detail: string) =>
   new ServeProblem(401, 'US_AUTH', detail, { 'www-authenticate': 'Bearer realm="understudy"' });
+
+/**
+ * A request header (`name` in lower case): from the Node request where one is bound, which spares building the web
+ * `Headers` of every request; from the web Request elsewhere (a test's `app.request`).
+ */
+export function requestHeader(c: Context<ServeEnv>, name: string): string | undefined {
+  const incoming = (c.env as Partial<HttpBindings> | undefined)?.incoming;
+  if (!incoming) return c.req.header(name);
+  const v = incoming.headers[name];
+  return Array.isArray(v) ? v.join(', ') : v;
+}
 
 /**
  * Every route past it needs a token (`Authorization: Bearer <token>` or `users API-Key <token>`): 401 without one
@@ -47,7 +66,7 @@ const unauthorized = (detail: string) =>
  */
 export function authenticate(ctx: ServeContext): MiddlewareHandler<ServeEnv> {
   return async (c, next) => {
-    const presented = presentedToken(c.req.header('authorization'));
+    const presented = presentedToken(requestHeader(c, 'authorization'));
     if (presented === null) {
       ctx.refused(401, 'unknown');
       throw unauthorized('no token: send Authorization: Bearer <token> (or users API-Key <token>)');
@@ -69,9 +88,18 @@ export function authenticate(ctx: ServeContext): MiddlewareHandler<ServeEnv> {
       );
     }
     c.set('token', token);
+    c.set('limits', headers);
     await next();
-    for (const [k, v] of Object.entries(headers)) c.res.headers.set(k, v);
+    const left = c.get('limits');
+    if (left) for (const [k, v] of Object.entries(left)) c.res.headers.set(k, v);
   };
+}
+
+/** The request's `RateLimit-*` headers, for a route to put in its response itself (a hot route: no copy then). */
+export function takeLimits(c: Context<ServeEnv>): Record<string, string> {
+  const limits = c.get('limits') ?? {};
+  c.set('limits', null);
+  return limits;
 }
 
 /** Throws 403 unless the request's token holds `scope` and reaches `tenant` (when one is named). */

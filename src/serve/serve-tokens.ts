@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import type { ApiScope, Config } from '../config/config-schema.js';
 import { ConfigError } from '../errors.js';
 
@@ -14,7 +14,7 @@ export interface ServeToken {
 /** Shortest token accepted: a guessable one is refused at start. */
 export const MIN_TOKEN_LENGTH = 16;
 
-const digestOf = (token: string): Buffer => createHash('sha256').update(token, 'utf8').digest();
+const digestOf = (token: string): Buffer => hash('sha256', token, 'buffer');
 
 /**
  * The tokens of config `api.tokens`, their values from `env`. Throws `ConfigError` naming the entry by its path

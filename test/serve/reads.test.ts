@@ -84,6 +84,27 @@ describe('serve: reads from the mirror', () => {
     expect([again.status, again.text]).toEqual([304, '']);
   });
 
+  it("carries the token's RateLimit headers on every answer: a record, a 304, a 404 and a problem", async () => {
+    const base = `${serve.url}${API}/${rig.a}/event-instances`;
+    const first = await call(`${base}?limit=1&depth=0`, { token: rig.tokens.reader });
+    const id = (first.body as { docs: { id: string }[] }).docs[0]?.id as string;
+    const record = await call(`${base}/${id}?depth=0`, { token: rig.tokens.reader });
+    const answers = [
+      record,
+      await call(`${base}/${id}?depth=0`, {
+        token: rig.tokens.reader,
+        headers: { 'if-none-match': record.headers.get('etag') as string },
+      }),
+      await call(`${base}/no-such-record`, { token: rig.tokens.reader }),
+      await call(`${base}?where${'[and][0]'.repeat(12)}[slug][exists]=true`, { token: rig.tokens.reader }),
+    ];
+    expect(answers.map((a) => a.status)).toEqual([200, 304, 404, 400]);
+    const remaining = answers.map((a) => Number(a.headers.get('ratelimit-remaining')));
+    for (const a of answers) expect(a.headers.get('ratelimit-limit')).toMatch(/^\d+$/);
+    // Each answer counted once, in order.
+    expect(remaining.slice(1)).toEqual(remaining.slice(0, -1).map((n) => n - 1));
+  });
+
   it('refuses a where nested too deep or too long with a 400 problem', async () => {
     const deep = `where${'[and][0]'.repeat(12)}[slug][exists]=true`;
     const many = Array.from({ length: 120 }, (_, i) => `where[or][${i}][slug][equals]=s${i}`).join('&');

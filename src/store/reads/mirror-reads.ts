@@ -40,8 +40,11 @@ export interface MirrorReads {
    * changes or, where the engine cannot tell, until the copy's last pass or probe (as `copies` last read it) moves.
    */
   fieldNames(view: ReadView): Promise<ReadonlySet<string>>;
-  /** The copies of a collection the mirror holds, from its sync and watch state (kept while the mirror is unchanged). */
-  copies(tenant: string, collection: CollectionSlug): Promise<CollectionCopies>;
+  /**
+   * The copies of a collection the mirror holds, from its sync and watch state (kept while the mirror is unchanged).
+   * `mark`: the change mark the caller has just read, before any statement of its own (not read again then).
+   */
+  copies(tenant: string, collection: CollectionSlug, mark?: string | null): Promise<CollectionCopies>;
   /** `copies` of several collections of a tenant at once (one statement where each would be one). */
   copiesOfMany(
     tenant: string,
@@ -207,7 +210,7 @@ class SqlMirrorReads implements MirrorReads {
     });
   }
 
-  async copies(tenant: string, collection: CollectionSlug): Promise<CollectionCopies> {
+  async copies(tenant: string, collection: CollectionSlug, mark?: string | null): Promise<CollectionCopies> {
     const key = copyKey(tenant, collection);
     // One statement (one round trip to a server).
     const read = async (): Promise<CollectionCopies> =>
@@ -215,7 +218,7 @@ class SqlMirrorReads implements MirrorReads {
         (await this.run<{ k: string; at: string | null }>(copyPairs(tenant, collection))).map((x) => [x.k, x.at]),
       );
     const copies = await (this.conn.changeMark
-      ? this.keep(`copies\u0000${key}`, String(this.conn.changeMark()), read)
+      ? this.keep(`copies\u0000${key}`, mark ?? String(this.conn.changeMark()), read)
       : read());
     this.lastCopies.set(key, copies);
     return copies;
