@@ -17,6 +17,7 @@ import * as m069 from '../../migrations/2026-11-28-050-failure-cleared-by-watch.
 import * as m070 from '../../migrations/2026-11-28-060-read-indexes.js';
 import * as m071 from '../../migrations/2026-11-28-070-change-log-parallel-writers.js';
 import * as m072 from '../../migrations/2026-11-28-080-settled-seq-by-index.js';
+import * as m073 from '../../migrations/2026-11-28-090-title-indexes.js';
 import { UnderstudyError } from '../errors.js';
 import type { Database } from './db-schema.js';
 
@@ -37,6 +38,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-28-060-read-indexes': m070,
   '2026-11-28-070-change-log-parallel-writers': m071,
   '2026-11-28-080-settled-seq-by-index': m072,
+  '2026-11-28-090-title-indexes': m073,
   '2026-11-23-010-local-times': m010,
   '2026-11-23-011-views': m011,
   '2026-11-23-012-search': m012,

@@ -87,13 +87,17 @@ const TENANT_INDEXES: Readonly<Record<string, readonly string[]>> = {
   redirects: ['from_path'],
 };
 
-/** The indexes the reads of `serve` added (migration 2026-11-28-060), by table: their columns after `tenant`. */
+/**
+ * The indexes the reads of `serve` added (migrations 2026-11-28-060, and 090 for titles, of live records only), by
+ * table: their columns after `tenant`.
+ */
 const READ_INDEXES: Readonly<Record<string, readonly string[][]>> = {
-  seasons: [['slug'], ['start_date']],
-  series: [['start_date']],
+  seasons: [['slug'], ['start_date'], ['title']],
+  series: [['start_date'], ['title']],
   event_instances: [['event_id', 'start_date'], ['mirrored_at']],
+  organizations: [['slug']],
   ...Object.fromEntries(
-    ['pages', 'posts', 'blogs', 'events', 'venues', 'organizations', 'forms'].map((t) => [t, [['slug']]]),
+    ['pages', 'posts', 'blogs', 'events', 'venues', 'forms'].map((t) => [t, [['slug'], ['title']]]),
   ),
 };
 

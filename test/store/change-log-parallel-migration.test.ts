@@ -98,10 +98,12 @@ describe('the settled seq read along the primary key (2026-11-28-080)', () => {
     onTestFinished(() => client.end());
     await client.query(scanning('settled_070'));
     // A long log: 20,000 changes of 200 old transactions, each with its floor noted, as writers leave them.
+    let lastXid = '';
     for (let i = 0; i < 200; i++) {
       await client.query('BEGIN');
       await client.query('SELECT understudy_note_seq_floor()');
       await client.query(change(100, NOTED));
+      lastXid = (await client.query('SELECT pg_current_xact_id()::text AS x')).rows[0].x as string;
       await client.query('COMMIT');
     }
     await client.query('ANALYZE changes');
@@ -112,7 +114,19 @@ describe('the settled seq read along the primary key (2026-11-28-080)', () => {
     expect(await answers(0)).toEqual({ now: 20_000, was: 20_000 });
 
     // What one call reads, as PostgreSQL counts it for a session of its own (a session's counts not yet flushed
-    // would include the calls above): not the log, only its head.
+    // would include the calls above): not the log, only its head. A transaction older than the log's that is still
+    // running anywhere in the cluster (another test's, in another database) holds the horizon below the log, and the
+    // call then reads the changes since it began, as it must: wait until none is.
+    const horizonPast = async (xid: string) => {
+      for (let i = 0; ; i++) {
+        const r = await client.query('SELECT pg_snapshot_xmin(pg_current_snapshot()) > $1::xid8 AS past', [xid]);
+        if (r.rows[0].past === true) return;
+        if (i === 600) throw new Error(`a transaction older than ${xid} ran for another minute`);
+        await new Promise((done) => setTimeout(done, 100));
+      }
+    };
+    const xidOf = async (q: pg.Client) => (await q.query('SELECT pg_current_xact_id()::text AS x')).rows[0].x as string;
+    await horizonPast(lastXid);
     const counted = new pg.Client({ connectionString: url });
     await counted.connect();
     onTestFinished(() => counted.end());
@@ -132,12 +146,14 @@ describe('the settled seq read along the primary key (2026-11-28-080)', () => {
     await slow.query('BEGIN');
     await slow.query('SELECT understudy_note_seq_floor()');
     await slow.query(change(1, NOTED));
+    const slowXid = await xidOf(slow);
     await db.transaction().execute(async (trx: typeof db) => {
       await sql`select understudy_note_seq_floor()`.execute(trx);
       await sql.raw(change(3, NOTED)).execute(trx);
     });
     for (const since of [0, 19_990, 20_000]) expect(await answers(since)).toEqual({ now: 20_000, was: 20_000 });
     await slow.query('COMMIT');
+    await horizonPast(slowXid);
     for (const since of [0, 20_000, 20_002]) expect(await answers(since)).toEqual({ now: 20_004, was: 20_004 });
 
     // A rollback leaves a hole; a later writer's floor passes it.
@@ -146,10 +162,13 @@ describe('the settled seq read along the primary key (2026-11-28-080)', () => {
     await client.query('ROLLBACK');
     await client.query(change(1));
     expect(await answers(20_004)).toEqual({ now: 20_004, was: 20_004 });
+    let writerXid = '';
     await db.transaction().execute(async (trx: typeof db) => {
       await sql`select understudy_note_seq_floor()`.execute(trx);
       await sql.raw(change(1, NOTED)).execute(trx);
+      writerXid = (await sql<{ x: string }>`select pg_current_xact_id()::text as x`.execute(trx)).rows[0]?.x ?? '';
     });
+    await horizonPast(writerXid);
     expect(await answers(20_004)).toEqual({ now: 20_008, was: 20_008 });
   });
 });
