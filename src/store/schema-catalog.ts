@@ -87,7 +87,7 @@ const TENANT_INDEXES: Readonly<Record<string, readonly string[]>> = {
   redirects: ['from_path'],
 };
 
-/** The indexes of `serve`'s reads (migrations 2026-11-28-060, 090), by table: their columns after `tenant`. */
+/** The indexes of `serve`'s reads (migrations 2026-11-28-060; 090, SQLite only), by table: columns after `tenant`. */
 const READ_INDEXES: Readonly<Record<string, readonly string[][]>> = {
   seasons: [['slug'], ['start_date'], ['title']],
   series: [['start_date'], ['title']],
