@@ -4,7 +4,7 @@ import type { Change, ChangeFeedReader, ChangeFilter } from '../changes/change-l
 import { CHANGE_KINDS, DELETE_REASONS } from '../sync/store-port.js';
 import { collectionNamed } from '../vocabulary/collections.js';
 import { ServeProblem } from './problem.js';
-import { allow, type ServeContext, type ServeEnv } from './serve-context.js';
+import { allow, requestHeader, type ServeContext, type ServeEnv } from './serve-context.js';
 
 /** How often a stream looks for new changes, and how often it sends a heartbeat comment. */
 const POLL_MS = 250;
@@ -105,7 +105,7 @@ export function mountChangeRoutes(app: Hono<ServeEnv>, ctx: ServeContext): void 
   app.get('/v1/changes/stream', async (c) => {
     const filter = filterOf(c, ctx);
     const since =
-      count('Last-Event-ID', c.req.header('last-event-id'), 0) ?? count('since', c.req.query('since'), 0) ?? 0;
+      count('Last-Event-ID', requestHeader(c, 'last-event-id'), 0) ?? count('since', c.req.query('since'), 0) ?? 0;
     const feed = await feedOf(ctx);
     await assertKept(feed, since);
     const token = c.get('token').name;

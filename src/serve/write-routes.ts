@@ -5,7 +5,7 @@ import { parseWriteBody, type WriteRequest } from '../writes/validate-write.js';
 import { WRITABLE, type WriteOp } from '../writes/write-job.js';
 import { isWriteWaitTimeout, type WriteState } from '../writes/write-state.js';
 import { ServeProblem } from './problem.js';
-import { allow, type ServeContext, type ServeEnv } from './serve-context.js';
+import { allow, requestHeader, type ServeContext, type ServeEnv } from './serve-context.js';
 
 /** Longest `Prefer: wait=N` honoured, in seconds. */
 export const MAX_WAIT_S = 60;
@@ -62,7 +62,7 @@ function requestOf(c: Context<ServeEnv>, rest: readonly string[]): Omit<WriteReq
   const draft = c.req.query('draft');
   if (draft !== undefined && draft !== 'true' && draft !== 'false')
     throw new ServeProblem(400, 'US_VALIDATION', `draft=${draft}: must be true or false`);
-  const key = c.req.header('idempotency-key');
+  const key = requestHeader(c, 'idempotency-key');
   return {
     op: bulk ? 'bulk' : (OPS_OF_METHOD[method] as WriteRequest['op']),
     tenant,
@@ -141,7 +141,7 @@ async function takeWrite(c: Context<ServeEnv>, ctx: ServeContext, rest: readonly
       { id: submitted.jobId },
     );
   const location = `/v1/writes/${submitted.jobId}`;
-  const wait = submitted.created ? preferredWait(c.req.header('prefer')) : null;
+  const wait = submitted.created ? preferredWait(requestHeader(c, 'prefer')) : null;
   if (wait !== null) {
     try {
       const signal = AbortSignal.any([c.req.raw.signal, ctx.stopping]);
